@@ -1,0 +1,498 @@
+//! The command line: clap arguments become a checked plan, then one stage call.
+//!
+//! Every subcommand has its own `XxxArgs` and `run_xxx`. Errors are printed with their
+//! whole cause chain; exit codes are 0 (ok), 1 (nothing produced) and 2 (errors).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::config::{Layout, ProjectFile, Scope};
+use crate::graph::{render, CodeGraph};
+use crate::index::{index_tree, IndexStats};
+use crate::model::LibraryIndex;
+use crate::source;
+
+/// Question-answer supervision grounded in ROCm math library sources.
+#[derive(Debug, Parser)]
+#[command(name = "rocqa", version, about)]
+pub struct Cli {
+    /// Project folder holding rocqa.toml, allowlists/ and rocm_sources/ (default: the
+    /// current folder or the nearest parent with a rocqa.toml).
+    #[arg(long, global = true)]
+    pub root: Option<PathBuf>,
+    /// Worker threads (default: all cores).
+    #[arg(long, short = 'j', global = true)]
+    pub jobs: Option<usize>,
+    /// More log output (-v info, -vv debug).
+    #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Fetch and pin real source trees.
+    Sources(SourcesArgs),
+    /// Parse a pinned tree into the on-disk index and print what it holds.
+    Index(IndexArgs),
+    /// List the public API, grouped into families.
+    Api(ApiArgs),
+    /// Print the interface call graph of an API, or coverage statistics.
+    Graph(GraphArgs),
+    /// Say why a file, symbol or API family is in or out of scope.
+    Scope(ScopeArgs),
+}
+
+/// `rocqa sources ...`
+#[derive(Debug, Args)]
+pub struct SourcesArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: SourcesAction,
+}
+
+/// Source actions.
+#[derive(Debug, Subcommand)]
+pub enum SourcesAction {
+    /// Fetch a library version (Debian source package by default) and record its pin.
+    Fetch(FetchArgs),
+    /// List the pins in rocm_sources/sources.toml.
+    List,
+}
+
+/// `rocqa sources fetch`.
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// Library name as configured in rocqa.toml.
+    #[arg(long)]
+    pub lib: String,
+    /// Upstream version (default: every version configured for the library).
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Take the tree from a local checkout instead of Debian.
+    #[arg(long, conflicts_with = "from_git")]
+    pub from_dir: Option<PathBuf>,
+    /// Take the tree from a git repository (with --rev).
+    #[arg(long, requires = "rev")]
+    pub from_git: Option<String>,
+    /// Tag, branch or commit for --from-git.
+    #[arg(long)]
+    pub rev: Option<String>,
+}
+
+/// Which library tree to work on.
+#[derive(Debug, Args, Clone)]
+pub struct LibArgs {
+    /// Library name as configured in rocqa.toml.
+    #[arg(long)]
+    pub lib: String,
+    /// Version (default: the newest configured).
+    #[arg(long)]
+    pub version: Option<String>,
+}
+
+/// `rocqa index`.
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Library and version.
+    #[command(flatten)]
+    pub lib: LibArgs,
+    /// Ignore and rewrite the on-disk cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Print statistics as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `rocqa api`.
+#[derive(Debug, Args)]
+pub struct ApiArgs {
+    /// Library and version.
+    #[command(flatten)]
+    pub lib: LibArgs,
+    /// Only this family.
+    #[arg(long)]
+    pub family: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Output forms of a graph.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum GraphFormat {
+    /// Indented tree.
+    Tree,
+    /// Graphviz DOT.
+    Dot,
+    /// JSON records.
+    Json,
+}
+
+/// `rocqa graph`.
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    /// Library and version.
+    #[command(flatten)]
+    pub lib: LibArgs,
+    /// API function name.
+    #[arg(long, required_unless_present = "stats")]
+    pub api: Option<String>,
+    /// Report how many in-scope API families reach a kernel or an opaque leaf.
+    #[arg(long)]
+    pub stats: bool,
+    /// Output form.
+    #[arg(long, value_enum, default_value = "tree")]
+    pub format: GraphFormat,
+}
+
+/// `rocqa scope`.
+#[derive(Debug, Args)]
+pub struct ScopeArgs {
+    /// Library.
+    #[arg(long)]
+    pub lib: String,
+    /// A path (relative to the tree root), a symbol name or an API family.
+    #[arg(long)]
+    pub explain: String,
+}
+
+/// Runs the command line and returns the exit code.
+pub fn main_with_args<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    init_logging(cli.verbose);
+    if let Some(j) = cli.jobs {
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(j.max(1))
+            .build_global();
+    }
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            2
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ROCQA_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    let layout = Layout {
+        root: find_root(cli.root.as_deref())?,
+    };
+    match cli.command {
+        Command::Sources(a) => run_sources(&layout, a),
+        Command::Index(a) => run_index(&layout, a),
+        Command::Api(a) => run_api(&layout, a),
+        Command::Graph(a) => run_graph(&layout, a),
+        Command::Scope(a) => run_scope(&layout, a),
+    }
+}
+
+fn find_root(given: Option<&Path>) -> Result<PathBuf> {
+    if let Some(r) = given {
+        if !r.join("rocqa.toml").is_file() {
+            bail!(
+                "{}: no rocqa.toml here; --root must point at the rocqa project folder",
+                r.display()
+            );
+        }
+        return Ok(r.to_path_buf());
+    }
+    let cwd = std::env::current_dir()?;
+    for d in cwd.ancestors() {
+        if d.join("rocqa.toml").is_file() {
+            return Ok(d.to_path_buf());
+        }
+    }
+    bail!(
+        "no rocqa.toml in {} or its parents; run rocqa from the project folder or pass --root",
+        cwd.display()
+    )
+}
+
+fn run_sources(layout: &Layout, a: SourcesArgs) -> Result<i32> {
+    let project = ProjectFile::load(&layout.project_file())?;
+    match a.action {
+        SourcesAction::List => {
+            let pins = source::Pins::load(&layout.sources().join("sources.toml"))?;
+            for p in &pins.pins {
+                println!("{}-{}\t{}\t{:?}", p.lib, p.version, p.sha256, p.origin);
+            }
+            Ok(if pins.pins.is_empty() { 1 } else { 0 })
+        }
+        SourcesAction::Fetch(f) => {
+            let lcfg = project.library(&f.lib)?;
+            let versions: Vec<String> = match &f.version {
+                Some(v) => vec![v.clone()],
+                None => lcfg.versions.keys().cloned().collect(),
+            };
+            for version in versions {
+                let vcfg = project.version(&f.lib, &version)?;
+                let from = if let Some(d) = &f.from_dir {
+                    source::FetchFrom::Dir(d.clone())
+                } else if let Some(url) = &f.from_git {
+                    source::FetchFrom::Git {
+                        url: url.clone(),
+                        rev: f.rev.clone().unwrap_or_default(),
+                    }
+                } else {
+                    source::FetchFrom::Debian(source::DebianSpec {
+                        package: lcfg.debian_package.clone().unwrap_or_else(|| f.lib.clone()),
+                        debian_version: vcfg.debian.clone(),
+                        mirror: project.debian.mirror.clone(),
+                        suites: project.debian.suites.clone(),
+                    })
+                };
+                let req = source::FetchRequest {
+                    lib: f.lib.clone(),
+                    version: version.clone(),
+                    from,
+                    exclude: lcfg.unpack_exclude.clone(),
+                };
+                let out = source::fetch(&req, &layout.sources())
+                    .with_context(|| format!("fetching {} {version}", f.lib))?;
+                println!(
+                    "{} {} {} sha256={} {}",
+                    f.lib,
+                    version,
+                    if out.fetched {
+                        "fetched"
+                    } else {
+                        "already pinned"
+                    },
+                    out.pin.sha256,
+                    out.tree.display()
+                );
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// A library's index, loaded or built, with the scope it was built under.
+struct Loaded {
+    index: LibraryIndex,
+    stats: IndexStats,
+    scope: Scope,
+}
+
+fn load_index(
+    layout: &Layout,
+    project: &ProjectFile,
+    lib: &str,
+    version: &str,
+    use_cache: bool,
+) -> Result<Loaded> {
+    let lcfg = project.library(lib)?;
+    project.version(lib, version)?;
+    let scope = Scope::load(&layout.scope_file(lib))?;
+    let tree = source::tree_path(&layout.sources(), lib, version)?;
+    let cache = layout.index_cache(lib, version);
+    if !use_cache {
+        let _ = std::fs::remove_dir_all(&cache);
+    }
+    let (index, stats) = index_tree(lib, version, &tree, lcfg, &scope, Some(&cache))
+        .with_context(|| format!("indexing {lib} {version}"))?;
+    Ok(Loaded {
+        index,
+        stats,
+        scope,
+    })
+}
+
+fn version_of(project: &ProjectFile, a: &LibArgs) -> Result<String> {
+    match &a.version {
+        Some(v) => Ok(v.clone()),
+        None => Ok(project.latest_version(&a.lib)?),
+    }
+}
+
+fn run_index(layout: &Layout, a: IndexArgs) -> Result<i32> {
+    let project = ProjectFile::load(&layout.project_file())?;
+    let version = version_of(&project, &a.lib)?;
+    let l = load_index(layout, &project, &a.lib.lib, &version, !a.no_cache)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&l.stats)?);
+    } else {
+        let s = &l.stats;
+        println!(
+            "{} {}: {} files ({} parsed, {} from cache), {:.1} MB",
+            a.lib.lib,
+            version,
+            s.files,
+            s.parsed,
+            s.cached,
+            s.bytes as f64 / 1e6
+        );
+        println!(
+            "  {} definitions: {} kernels, {} device helpers, {} from macro expansions",
+            s.symbols, s.kernels, s.device_helpers, s.macro_expanded
+        );
+        println!(
+            "  {} call sites, {} launch sites, {} macros",
+            s.calls, s.launches, s.macros
+        );
+        println!(
+            "  public API: {} functions ({} _64), {} families",
+            s.api_functions, s.api_64, s.api_families
+        );
+        println!("  files with parse errors left: {}", s.files_with_errors);
+        println!("  {} ms", s.millis);
+    }
+    Ok(if l.stats.files == 0 { 1 } else { 0 })
+}
+
+fn run_api(layout: &Layout, a: ApiArgs) -> Result<i32> {
+    let project = ProjectFile::load(&layout.project_file())?;
+    let version = version_of(&project, &a.lib)?;
+    let l = load_index(layout, &project, &a.lib.lib, &version, true)?;
+    let api: Vec<_> = l
+        .index
+        .api
+        .iter()
+        .filter(|f| a.family.as_ref().is_none_or(|x| *x == f.family))
+        .collect();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&api)?);
+    } else {
+        let mut fams: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+        for f in &api {
+            fams.entry(f.family.as_str())
+                .or_default()
+                .push(f.name.as_str());
+        }
+        for (fam, names) in &fams {
+            println!("{fam} ({}): {}", names.len(), names.join(" "));
+        }
+        println!("{} functions in {} families", api.len(), fams.len());
+    }
+    Ok(if api.is_empty() { 1 } else { 0 })
+}
+
+fn run_graph(layout: &Layout, a: GraphArgs) -> Result<i32> {
+    let project = ProjectFile::load(&layout.project_file())?;
+    let version = version_of(&project, &a.lib)?;
+    let main = load_index(layout, &project, &a.lib.lib, &version, true)?;
+    let pair = match &project.version(&a.lib.lib, &version)?.pair {
+        Some(p) => {
+            let (plib, pver) = p
+                .split_once('@')
+                .with_context(|| format!("rocqa.toml: library.{}.versions.\"{version}\".pair = \"{p}\": expected `lib@version`", a.lib.lib))?;
+            Some(load_index(layout, &project, plib, pver, true)?)
+        }
+        None => None,
+    };
+    let graph = CodeGraph::new(&main.index, pair.as_ref().map(|p| &p.index), &main.scope);
+    if a.stats {
+        let s = graph.stats();
+        match a.format {
+            GraphFormat::Json => println!("{}", serde_json::to_string_pretty(&s)?),
+            _ => {
+                println!(
+                    "{} {}: {} API functions in {} families; {} families in scope; {} reach a kernel or an opaque leaf: {:.1}%",
+                    s.lib, s.version, s.api_functions, s.families, s.in_scope, s.reaching, s.percent
+                );
+                println!(
+                    "  mean graph size {:.1} nodes; {} graphs with cross-library edges",
+                    s.mean_nodes, s.cross_library
+                );
+                println!(
+                    "  API functions with no definition found: {}",
+                    s.no_entry.len()
+                );
+                for n in &s.no_entry {
+                    println!("    {n}");
+                }
+                println!(
+                    "  in-scope families not reaching device code: {}",
+                    s.not_reaching.len()
+                );
+                for (f, why) in &s.not_reaching {
+                    println!("    {f}: {why}");
+                }
+            }
+        }
+        return Ok(0);
+    }
+    let name = a.api.unwrap_or_default();
+    let Some(api) = graph.api().iter().find(|f| f.name == name) else {
+        bail!(
+            "{name}: not a public API function of {} {version}; `rocqa api --lib {}` lists them",
+            a.lib.lib,
+            a.lib.lib
+        );
+    };
+    let g = graph.interface(api);
+    let text = match a.format {
+        GraphFormat::Tree => render::tree(&g),
+        GraphFormat::Dot => render::dot(&g),
+        GraphFormat::Json => render::json(&g),
+    };
+    print!("{text}");
+    Ok(if g.nodes.len() > 1 { 0 } else { 1 })
+}
+
+fn run_scope(layout: &Layout, a: ScopeArgs) -> Result<i32> {
+    let scope = Scope::load(&layout.scope_file(&a.lib))?;
+    let s = &a.explain;
+    let looks_like_path = s.contains('/') || s.contains('.');
+    if looks_like_path {
+        let v = scope.explain_path(s);
+        println!(
+            "path {s}: {} ({})",
+            if v.inside { "in scope" } else { "out of scope" },
+            v.because
+        );
+    } else {
+        let v = scope.explain_symbol(s);
+        println!(
+            "symbol {s}: {} ({})",
+            if v.inside {
+                "followed"
+            } else {
+                "cut from graphs"
+            },
+            v.because
+        );
+        if let Some(why) = scope.opaque(s) {
+            println!("symbol {s}: opaque leaf ({why})");
+        }
+        let f = scope.explain_family(s);
+        println!(
+            "family {s}: {} ({})",
+            if f.inside { "in scope" } else { "out of scope" },
+            f.because
+        );
+    }
+    Ok(0)
+}

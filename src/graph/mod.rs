@@ -1,0 +1,470 @@
+//! The `graph` stage: interface call graphs from public APIs down to kernels, in scope.
+//!
+//! Takes one or two [`LibraryIndex`]es (a library, and the one its calls leave into,
+//! such as rocSOLVER into rocBLAS) and the library's [`Scope`]; gives, per API
+//! function, an [`InterfaceGraph`] of plain records. Calls are resolved by name; when
+//! a name has several definitions, those whose file the caller's file includes
+//! (directly or not) win, since that is what the compiler would see. Names with more
+//! candidates than `graph.max_fanout` are too generic to follow and are cut.
+
+pub mod render;
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+
+use petgraph::graph::{DiGraph, NodeIndex};
+use serde::Serialize;
+
+use crate::config::Scope;
+use crate::model::{
+    ApiFunction, EdgeKind, GraphEdge, GraphNode, InterfaceGraph, LibraryIndex, NodeKind, Symbol,
+    SymbolKind,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct SymRef {
+    lib: usize,
+    file: u32,
+    sym: u32,
+}
+
+struct LibView<'a> {
+    index: &'a LibraryIndex,
+    by_name: HashMap<&'a str, Vec<SymRef>>,
+    /// Per file: indices into calls/launches, grouped by caller symbol.
+    calls_by_sym: Vec<HashMap<u32, Vec<usize>>>,
+    launches_by_sym: Vec<HashMap<u32, Vec<usize>>>,
+    file_id: HashMap<&'a str, u32>,
+    closure: RefCell<HashMap<u32, HashSet<u32>>>,
+}
+
+impl<'a> LibView<'a> {
+    fn new(lib: usize, index: &'a LibraryIndex) -> Self {
+        let mut by_name: HashMap<&str, Vec<SymRef>> = HashMap::new();
+        let mut calls_by_sym = Vec::with_capacity(index.files.len());
+        let mut launches_by_sym = Vec::with_capacity(index.files.len());
+        let mut file_id = HashMap::new();
+        for (fi, f) in index.files.iter().enumerate() {
+            file_id.insert(f.path.as_str(), fi as u32);
+            for (si, s) in f.symbols.iter().enumerate() {
+                by_name.entry(s.name.as_str()).or_default().push(SymRef {
+                    lib,
+                    file: fi as u32,
+                    sym: si as u32,
+                });
+            }
+            let mut c: HashMap<u32, Vec<usize>> = HashMap::new();
+            for (k, call) in f.calls.iter().enumerate() {
+                c.entry(call.caller).or_default().push(k);
+            }
+            calls_by_sym.push(c);
+            let mut l: HashMap<u32, Vec<usize>> = HashMap::new();
+            for (k, la) in f.launches.iter().enumerate() {
+                l.entry(la.caller).or_default().push(k);
+            }
+            launches_by_sym.push(l);
+        }
+        LibView {
+            index,
+            by_name,
+            calls_by_sym,
+            launches_by_sym,
+            file_id,
+            closure: RefCell::new(HashMap::new()),
+        }
+    }
+
+    fn sym(&self, r: SymRef) -> &'a Symbol {
+        &self.index.files[r.file as usize].symbols[r.sym as usize]
+    }
+
+    /// Files a file includes, transitively, itself included.
+    fn reaches(&self, from: u32, to: u32) -> bool {
+        if from == to {
+            return true;
+        }
+        if let Some(set) = self.closure.borrow().get(&from) {
+            return set.contains(&to);
+        }
+        let mut seen = HashSet::from([from]);
+        let mut q = VecDeque::from([from]);
+        while let Some(f) = q.pop_front() {
+            for inc in &self.index.files[f as usize].includes {
+                if let Some(&i) = self.file_id.get(inc.as_str()) {
+                    if seen.insert(i) {
+                        q.push_back(i);
+                    }
+                }
+            }
+        }
+        let hit = seen.contains(&to);
+        self.closure.borrow_mut().insert(from, seen);
+        hit
+    }
+}
+
+/// Call graphs over a library and, optionally, the library its calls leave into.
+pub struct CodeGraph<'a> {
+    libs: Vec<LibView<'a>>,
+    scope: &'a Scope,
+}
+
+impl<'a> CodeGraph<'a> {
+    /// Prepares name lookups over `main` (and `pair`, for cross-library edges).
+    pub fn new(main: &'a LibraryIndex, pair: Option<&'a LibraryIndex>, scope: &'a Scope) -> Self {
+        let mut libs = vec![LibView::new(0, main)];
+        if let Some(p) = pair {
+            libs.push(LibView::new(1, p));
+        }
+        CodeGraph { libs, scope }
+    }
+
+    /// The API functions of the main library.
+    pub fn api(&self) -> &'a [ApiFunction] {
+        &self.libs[0].index.api
+    }
+
+    fn candidates(&self, lib: usize, name: &str, want_kernel: bool) -> Vec<SymRef> {
+        self.libs[lib]
+            .by_name
+            .get(name)
+            .map(|v| {
+                v.iter()
+                    .copied()
+                    .filter(|r| !want_kernel || self.libs[lib].sym(*r).kind == SymbolKind::Kernel)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Picks the definitions a call from `caller` most plausibly means.
+    fn narrow(&self, caller: SymRef, mut c: Vec<SymRef>) -> Vec<SymRef> {
+        if c.len() > 1 && caller.lib == c[0].lib {
+            let v = &self.libs[caller.lib];
+            let seen: Vec<SymRef> = c
+                .iter()
+                .copied()
+                .filter(|r| v.reaches(caller.file, r.file))
+                .collect();
+            if !seen.is_empty() {
+                c = seen;
+            }
+        }
+        if c.len() > self.scope.limits.max_fanout {
+            Vec::new()
+        } else {
+            c
+        }
+    }
+
+    /// Builds the interface graph of one API function.
+    pub fn interface(&self, api: &ApiFunction) -> InterfaceGraph {
+        let main = &self.libs[0];
+        let mut g: DiGraph<GraphNode, GraphEdge> = DiGraph::new();
+        let mut node_of: HashMap<SymRef, NodeIndex> = HashMap::new();
+        let mut opaque_of: HashMap<String, NodeIndex> = HashMap::new();
+        let root = g.add_node(GraphNode {
+            id: format!("{}:{}:{}:{}", main.index.lib, api.file, api.line, api.name),
+            name: api.name.clone(),
+            kind: NodeKind::Api,
+            lib: main.index.lib.clone(),
+            file: api.file.clone(),
+            line: api.line,
+            start_line: api.line,
+            end_line: api.line,
+            depth: 0,
+            note: None,
+        });
+        let mut queue: VecDeque<(SymRef, NodeIndex, u32)> = VecDeque::new();
+        let entries = self.entries(&api.name);
+        for e in entries {
+            let n = self.add_sym(&mut g, &mut node_of, e, 1);
+            let s = main.sym(e);
+            let via = s.expanded_from.as_ref().map(|m| m.name.clone());
+            g.add_edge(root, n, edge(EdgeKind::Entry, &s.file, s.name_line, via));
+            queue.push_back((e, n, 1));
+        }
+        let max_depth = self.scope.limits.max_depth;
+        while let Some((r, n, depth)) = queue.pop_front() {
+            if depth >= max_depth {
+                continue;
+            }
+            let v = &self.libs[r.lib];
+            let file = &v.index.files[r.file as usize];
+            let mut out: Vec<Step> = Vec::new();
+            for &k in v.launches_by_sym[r.file as usize]
+                .get(&r.sym)
+                .into_iter()
+                .flatten()
+            {
+                let l = &file.launches[k];
+                let targets = self.narrow(r, self.candidates(r.lib, &l.kernel, true));
+                out.push(Step {
+                    kind: EdgeKind::Launch,
+                    targets,
+                    line: l.line,
+                    via: l.via_macro.clone(),
+                    opaque: None,
+                });
+            }
+            for &k in v.calls_by_sym[r.file as usize]
+                .get(&r.sym)
+                .into_iter()
+                .flatten()
+            {
+                let call = &file.calls[k];
+                let name = call.callee.as_str();
+                if let Some(why) = self.scope.opaque(name) {
+                    out.push(Step {
+                        kind: EdgeKind::Opaque,
+                        targets: Vec::new(),
+                        line: call.line,
+                        via: call.via_macro.clone(),
+                        opaque: Some((name.to_string(), why.to_string())),
+                    });
+                    continue;
+                }
+                if !self.scope.symbol_in(name) || name == v.sym(r).name {
+                    continue;
+                }
+                let own = self.candidates(r.lib, name, false);
+                let (kind, c) = if own.is_empty() && r.lib == 0 && self.libs.len() > 1 {
+                    (EdgeKind::CrossLibrary, self.candidates(1, name, false))
+                } else if call.via_macro.is_some() {
+                    (EdgeKind::MacroCall, own)
+                } else {
+                    (EdgeKind::Call, own)
+                };
+                let targets = self.narrow(r, c);
+                out.push(Step {
+                    kind,
+                    targets,
+                    line: call.line,
+                    via: call.via_macro.clone(),
+                    opaque: None,
+                });
+            }
+            for step in out {
+                if let Some((name, why)) = step.opaque {
+                    let t = *opaque_of.entry(name.clone()).or_insert_with(|| {
+                        g.add_node(GraphNode {
+                            id: format!("opaque:{name}"),
+                            name: name.clone(),
+                            kind: NodeKind::Opaque,
+                            lib: v.index.lib.clone(),
+                            file: String::new(),
+                            line: 0,
+                            start_line: 0,
+                            end_line: 0,
+                            depth: depth + 1,
+                            note: Some(why),
+                        })
+                    });
+                    if g.find_edge(n, t).is_none() {
+                        g.add_edge(n, t, edge(step.kind, &file.path, step.line, step.via));
+                    }
+                    continue;
+                }
+                for t in step.targets {
+                    let fresh = !node_of.contains_key(&t);
+                    let tn = self.add_sym(&mut g, &mut node_of, t, depth + 1);
+                    if tn == n {
+                        continue;
+                    }
+                    if g.find_edge(n, tn).is_none() {
+                        g.add_edge(
+                            n,
+                            tn,
+                            edge(step.kind, &file.path, step.line, step.via.clone()),
+                        );
+                    }
+                    if fresh {
+                        queue.push_back((t, tn, depth + 1));
+                    }
+                }
+            }
+        }
+        let nodes: Vec<GraphNode> = g.node_indices().map(|i| g[i].clone()).collect();
+        let edges = g
+            .edge_indices()
+            .filter_map(|e| {
+                let (a, b) = g.edge_endpoints(e)?;
+                let mut ed = g[e].clone();
+                ed.from = a.index();
+                ed.to = b.index();
+                Some(ed)
+            })
+            .collect();
+        InterfaceGraph {
+            api: api.clone(),
+            lib: main.index.lib.clone(),
+            version: main.index.version.clone(),
+            nodes,
+            edges,
+        }
+    }
+
+    /// Definitions that implement an API name: `extern "C"` ones first.
+    fn entries(&self, name: &str) -> Vec<SymRef> {
+        let all = self.candidates(0, name, false);
+        let c: Vec<SymRef> = all
+            .iter()
+            .copied()
+            .filter(|r| self.libs[0].sym(*r).extern_c)
+            .collect();
+        if c.is_empty() {
+            all
+        } else {
+            c
+        }
+    }
+
+    fn add_sym(
+        &self,
+        g: &mut DiGraph<GraphNode, GraphEdge>,
+        node_of: &mut HashMap<SymRef, NodeIndex>,
+        r: SymRef,
+        depth: u32,
+    ) -> NodeIndex {
+        if let Some(n) = node_of.get(&r) {
+            return *n;
+        }
+        let v = &self.libs[r.lib];
+        let s = v.sym(r);
+        let kind = match s.kind {
+            SymbolKind::Kernel => NodeKind::Kernel,
+            SymbolKind::DeviceHelper => NodeKind::DeviceHelper,
+            SymbolKind::Function => NodeKind::Function,
+        };
+        let n = g.add_node(GraphNode {
+            id: format!("{}:{}:{}:{}", v.index.lib, s.file, s.name_line, s.name),
+            name: s.name.clone(),
+            kind,
+            lib: v.index.lib.clone(),
+            file: s.file.clone(),
+            line: s.name_line,
+            start_line: s.line,
+            end_line: s.end_line,
+            depth,
+            note: None,
+        });
+        node_of.insert(r, n);
+        n
+    }
+}
+
+/// The edges one definition contributes: targets of one call or launch site.
+struct Step {
+    kind: EdgeKind,
+    targets: Vec<SymRef>,
+    line: u32,
+    via: Option<String>,
+    /// Name and reason, for calls into an opaque leaf.
+    opaque: Option<(String, String)>,
+}
+
+fn edge(kind: EdgeKind, file: &str, line: u32, via_macro: Option<String>) -> GraphEdge {
+    GraphEdge {
+        from: 0,
+        to: 0,
+        kind,
+        file: file.to_string(),
+        line,
+        via_macro,
+    }
+}
+
+/// How well the in-scope API families reach device code.
+#[derive(Debug, Clone, Serialize)]
+pub struct GraphStats {
+    /// Library.
+    pub lib: String,
+    /// Version.
+    pub version: String,
+    /// API functions declared.
+    pub api_functions: usize,
+    /// Families declared.
+    pub families: usize,
+    /// Families in scope.
+    pub in_scope: usize,
+    /// In-scope families with a member reaching a kernel or an opaque leaf.
+    pub reaching: usize,
+    /// `reaching / in_scope`, in percent.
+    pub percent: f64,
+    /// API functions with no definition found.
+    pub no_entry: Vec<String>,
+    /// In-scope families that reach nothing, with the reason.
+    pub not_reaching: BTreeMap<String, String>,
+    /// Nodes per graph: mean.
+    pub mean_nodes: f64,
+    /// Graphs containing a cross-library edge.
+    pub cross_library: usize,
+}
+
+impl CodeGraph<'_> {
+    /// Builds every API's graph and reports coverage per family.
+    pub fn stats(&self) -> GraphStats {
+        let main = self.libs[0].index;
+        let mut fam_ok: BTreeMap<&str, bool> = BTreeMap::new();
+        let mut fam_entry: BTreeMap<&str, bool> = BTreeMap::new();
+        let mut no_entry = Vec::new();
+        let mut nodes = 0usize;
+        let mut cross = 0;
+        for a in &main.api {
+            let g = self.interface(a);
+            nodes += g.nodes.len();
+            let has_entry = g.nodes.len() > 1;
+            if !has_entry {
+                no_entry.push(a.name.clone());
+            }
+            if g.edges.iter().any(|e| e.kind == EdgeKind::CrossLibrary) {
+                cross += 1;
+            }
+            let ok = g
+                .nodes
+                .iter()
+                .any(|n| matches!(n.kind, NodeKind::Kernel | NodeKind::Opaque));
+            *fam_ok.entry(a.family.as_str()).or_default() |= ok;
+            *fam_entry.entry(a.family.as_str()).or_default() |= has_entry;
+        }
+        let in_scope: Vec<&str> = fam_ok
+            .keys()
+            .copied()
+            .filter(|f| self.scope.family_in(f))
+            .collect();
+        let reaching = in_scope.iter().filter(|f| fam_ok[*f]).count();
+        let not_reaching = in_scope
+            .iter()
+            .filter(|f| !fam_ok[*f])
+            .map(|f| {
+                let why = if fam_entry[f] {
+                    "entry point found, but no kernel or opaque leaf within the depth and scope limits"
+                } else {
+                    "no definition of any member found in the indexed files"
+                };
+                (f.to_string(), why.to_string())
+            })
+            .collect();
+        GraphStats {
+            lib: main.lib.clone(),
+            version: main.version.clone(),
+            api_functions: main.api.len(),
+            families: fam_ok.len(),
+            in_scope: in_scope.len(),
+            reaching,
+            percent: if in_scope.is_empty() {
+                0.0
+            } else {
+                100.0 * reaching as f64 / in_scope.len() as f64
+            },
+            no_entry,
+            not_reaching,
+            mean_nodes: if main.api.is_empty() {
+                0.0
+            } else {
+                nodes as f64 / main.api.len() as f64
+            },
+            cross_library: cross,
+        }
+    }
+}

@@ -1,0 +1,527 @@
+//! The `index` stage: parse a pinned source tree into definitions, calls and launches.
+//!
+//! Takes a tree on disk and the library's configuration; gives a [`LibraryIndex`]
+//! whose every position is a line of the original file. Files are read and hashed,
+//! their directives scanned, then each is preprocessed with the library's own macros
+//! ([`preprocess`]) and parsed with tree-sitter-cpp ([`parse`]), in parallel. Results
+//! are cached on disk by content hash: a second run over an unchanged tree only reads
+//! and hashes the files, and a run after a small change re-parses just what changed
+//! (all files, if a `#define` anywhere changed, since any file may expand it).
+
+pub mod api;
+pub mod lex;
+pub mod parse;
+pub mod preprocess;
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+
+use crate::config::{LibraryConfig, Scope};
+use crate::model::{FileIndex, LibraryIndex, MacroDef};
+use preprocess::{DirKind, Directive, Fallback, Includes, Macro, MacroTable};
+
+/// Bumped whenever the index format or extraction changes, so old caches are ignored.
+const INDEX_FORMAT: u32 = 1;
+
+/// Why indexing failed.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// The tree is missing.
+    #[error(
+        "{0}: source tree not found; run `rocqa sources fetch` for this library and version first"
+    )]
+    NoTree(String),
+    /// A file could not be read.
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        /// File.
+        path: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// A glob in the library config is malformed.
+    #[error("rocqa.toml: library `{lib}`: bad glob `{glob}`: {message}")]
+    Glob {
+        /// Library.
+        lib: String,
+        /// Pattern.
+        glob: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The cache could not be written.
+    #[error("{path}: cannot write the index cache: {source}")]
+    Cache {
+        /// File.
+        path: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+}
+
+/// What an index run did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IndexStats {
+    /// Files in scope.
+    pub files: usize,
+    /// Files parsed in this run.
+    pub parsed: usize,
+    /// Files taken from the cache.
+    pub cached: usize,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Definitions.
+    pub symbols: usize,
+    /// `__global__` kernels.
+    pub kernels: usize,
+    /// Device helpers.
+    pub device_helpers: usize,
+    /// Definitions that only exist after a macro expansion.
+    pub macro_expanded: usize,
+    /// Call sites.
+    pub calls: usize,
+    /// Launch sites.
+    pub launches: usize,
+    /// Macro definitions.
+    pub macros: usize,
+    /// Files with at least one tree-sitter ERROR node left.
+    pub files_with_errors: usize,
+    /// Public API functions.
+    pub api_functions: usize,
+    /// Of which `_64` variants.
+    pub api_64: usize,
+    /// API families.
+    pub api_families: usize,
+    /// Wall time in milliseconds.
+    pub millis: u128,
+}
+
+#[derive(Serialize, Deserialize, Default)]
+struct CacheFile {
+    format: u32,
+    config_digest: u64,
+    whole_key: u64,
+    macro_digest: u64,
+    files: Vec<FileIndex>,
+    /// Raw declarations; grouping into families is cheap and redone on every load.
+    api_decls: Vec<(String, String, u32)>,
+}
+
+struct Source {
+    rel: String,
+    text: String,
+    hash: u64,
+}
+
+/// Indexes one tree. `cache_dir`, when given, holds the on-disk cache.
+pub fn index_tree(
+    lib: &str,
+    version: &str,
+    tree: &Path,
+    cfg: &LibraryConfig,
+    scope: &Scope,
+    cache_dir: Option<&Path>,
+) -> Result<(LibraryIndex, IndexStats), IndexError> {
+    let t0 = Instant::now();
+    if !tree.is_dir() {
+        return Err(IndexError::NoTree(tree.display().to_string()));
+    }
+    let rels = list_files(tree, cfg, scope);
+    let sources: Vec<Source> = rels
+        .into_par_iter()
+        .map(|rel| {
+            let bytes = std::fs::read(tree.join(&rel)).map_err(|source| IndexError::Read {
+                path: tree.join(&rel).display().to_string(),
+                source,
+            })?;
+            let hash = xxh3_64(&bytes);
+            let text = String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+            Ok(Source { rel, text, hash })
+        })
+        .collect::<Result<_, IndexError>>()?;
+    let config_digest = config_digest(cfg);
+    let whole_key = {
+        let mut h = Xxh3::new();
+        h.update(&config_digest.to_le_bytes());
+        for s in &sources {
+            h.update(s.rel.as_bytes());
+            h.update(&s.hash.to_le_bytes());
+        }
+        h.digest()
+    };
+    let cache_path = cache_dir.map(|d| d.join("index.bin"));
+    let cached: CacheFile = cache_path
+        .as_ref()
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|b| postcard::from_bytes::<CacheFile>(&b).ok())
+        .filter(|c| c.format == INDEX_FORMAT && c.config_digest == config_digest)
+        .unwrap_or_default();
+    let mut stats = IndexStats {
+        files: sources.len(),
+        bytes: sources.iter().map(|s| s.text.len() as u64).sum(),
+        ..Default::default()
+    };
+
+    if cached.whole_key == whole_key && cached.format == INDEX_FORMAT {
+        // Nothing changed: the warm path reads, hashes, and loads.
+        stats.cached = cached.files.len();
+        let api = api::group(
+            cached.api_decls,
+            &cfg.api_prefix,
+            &cfg.precisions,
+            &cfg.variant_suffixes,
+        );
+        let index = LibraryIndex {
+            lib: lib.into(),
+            version: version.into(),
+            files: cached.files,
+            api,
+        };
+        fill_stats(&mut stats, &index, t0);
+        return Ok((index, stats));
+    }
+
+    // Directives of every file: needed to follow includes.
+    let cleaned: Vec<(String, Vec<Directive>)> = sources
+        .par_iter()
+        .map(|s| {
+            let clean = lex::strip_comments(&s.text);
+            let dirs = preprocess::scan_directives(&clean, &Arc::from(s.rel.as_str()));
+            (clean, dirs)
+        })
+        .collect();
+    let macro_digest = {
+        let mut h = Xxh3::new();
+        for (clean, dirs) in &cleaned {
+            for d in dirs {
+                h.update(&clean.as_bytes()[d.start..d.end]);
+            }
+        }
+        h.digest()
+    };
+    let reuse: HashMap<&str, &FileIndex> = if cached.macro_digest == macro_digest {
+        cached.files.iter().map(|f| (f.path.as_str(), f)).collect()
+    } else {
+        HashMap::new()
+    };
+    let fallback =
+        preprocess::build_fallback(cleaned.iter().flat_map(|(_, ds)| ds).filter_map(|d| {
+            match &d.kind {
+                DirKind::Define(m) => Some(m),
+                _ => None,
+            }
+        }));
+    let base = defines_table(&cfg.defines);
+    let file_defines = compile_file_defines(lib, cfg)?;
+    let by_path: HashMap<&str, usize> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.rel.as_str(), i))
+        .collect();
+    let tree_view = TreeView {
+        sources: &sources,
+        cleaned: &cleaned,
+        by_path: &by_path,
+        include_dirs: &cfg.include_dirs,
+    };
+
+    let files: Vec<(FileIndex, bool)> = sources
+        .par_iter()
+        .enumerate()
+        .map(|(id, s)| {
+            let hash = format!("{:016x}", s.hash);
+            if let Some(f) = reuse.get(s.rel.as_str()).filter(|f| f.content_hash == hash) {
+                return ((*f).clone(), true);
+            }
+            let mut table = base.clone();
+            for (set, defs) in &file_defines {
+                if set.is_match(&s.rel) {
+                    table.defs.extend(defines_table(defs).defs);
+                }
+            }
+            (
+                index_file(id, s, &cleaned[id], &table, &fallback, &tree_view),
+                false,
+            )
+        })
+        .collect();
+    stats.cached = files.iter().filter(|f| f.1).count();
+    stats.parsed = files.len() - stats.cached;
+    let files: Vec<FileIndex> = files.into_iter().map(|f| f.0).collect();
+
+    let headers = compile_globs(lib, &cfg.public_headers)?;
+    let mut decls = Vec::new();
+    for s in &sources {
+        if headers.is_match(&s.rel) {
+            decls.extend(api::declarations(
+                &s.rel,
+                &s.text,
+                &cfg.export_macro,
+                &cfg.api_prefix,
+            ));
+        }
+    }
+    let api = api::group(
+        decls.clone(),
+        &cfg.api_prefix,
+        &cfg.precisions,
+        &cfg.variant_suffixes,
+    );
+    let index = LibraryIndex {
+        lib: lib.into(),
+        version: version.into(),
+        files,
+        api,
+    };
+
+    if let Some(p) = cache_path {
+        let c = CacheFile {
+            format: INDEX_FORMAT,
+            config_digest,
+            whole_key,
+            macro_digest,
+            files: index.files.clone(),
+            api_decls: decls,
+        };
+        write_cache(&p, &c)?;
+    }
+    fill_stats(&mut stats, &index, t0);
+    Ok((index, stats))
+}
+
+fn write_cache(p: &Path, c: &CacheFile) -> Result<(), IndexError> {
+    let err = |source| IndexError::Cache {
+        path: p.display().to_string(),
+        source,
+    };
+    if let Some(d) = p.parent() {
+        std::fs::create_dir_all(d).map_err(err)?;
+    }
+    let bytes = postcard::to_stdvec(c).map_err(|e| err(std::io::Error::other(e)))?;
+    // Write then rename, so a killed run never leaves half a cache.
+    let tmp = p.with_extension("tmp");
+    std::fs::write(&tmp, bytes).map_err(err)?;
+    std::fs::rename(&tmp, p).map_err(err)
+}
+
+fn fill_stats(stats: &mut IndexStats, index: &LibraryIndex, t0: Instant) {
+    use crate::model::SymbolKind;
+    for f in &index.files {
+        stats.symbols += f.symbols.len();
+        stats.kernels += f
+            .symbols
+            .iter()
+            .filter(|s| s.kind == SymbolKind::Kernel)
+            .count();
+        stats.device_helpers += f
+            .symbols
+            .iter()
+            .filter(|s| s.kind == SymbolKind::DeviceHelper)
+            .count();
+        stats.macro_expanded += f
+            .symbols
+            .iter()
+            .filter(|s| s.expanded_from.is_some())
+            .count();
+        stats.calls += f.calls.len();
+        stats.launches += f.launches.len();
+        stats.macros += f.macros.len();
+        stats.files_with_errors += (f.parse_errors > 0) as usize;
+    }
+    stats.api_functions = index.api.len();
+    stats.api_64 = index
+        .api
+        .iter()
+        .filter(|a| a.variants.iter().any(|v| v == "64"))
+        .count();
+    stats.api_families = index
+        .api
+        .iter()
+        .map(|a| a.family.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    stats.millis = t0.elapsed().as_millis();
+}
+
+fn index_file(
+    id: usize,
+    s: &Source,
+    cleaned: &(String, Vec<Directive>),
+    table: &MacroTable,
+    fallback: &Fallback,
+    tree: &TreeView,
+) -> FileIndex {
+    let pre = preprocess::preprocess(id, &cleaned.0, table, fallback, tree);
+    let ex = parse::extract(&s.rel, &pre.text, &pre.expansions);
+    let macros = cleaned
+        .1
+        .iter()
+        .filter_map(|d| match &d.kind {
+            DirKind::Define(m) => Some(MacroDef {
+                name: m.name.clone(),
+                params: m.params.clone(),
+                body: m.body.clone(),
+                file: s.rel.clone(),
+                line: m.line,
+            }),
+            _ => None,
+        })
+        .collect();
+    let mut includes: Vec<String> = cleaned
+        .1
+        .iter()
+        .filter_map(|d| match &d.kind {
+            DirKind::Include(t, q) => tree.resolve(id, t, *q).map(|i| tree.sources[i].rel.clone()),
+            _ => None,
+        })
+        .collect();
+    includes.dedup();
+    FileIndex {
+        path: s.rel.clone(),
+        content_hash: format!("{:016x}", s.hash),
+        symbols: ex.symbols,
+        calls: ex.calls,
+        launches: ex.launches,
+        macros,
+        includes,
+        parse_errors: ex.errors,
+    }
+}
+
+struct TreeView<'a> {
+    sources: &'a [Source],
+    cleaned: &'a [(String, Vec<Directive>)],
+    by_path: &'a HashMap<&'a str, usize>,
+    include_dirs: &'a [String],
+}
+
+impl Includes for TreeView<'_> {
+    fn resolve(&self, from: usize, target: &str, quoted: bool) -> Option<usize> {
+        let here = Path::new(&self.sources[from].rel)
+            .parent()
+            .unwrap_or(Path::new(""));
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        if quoted {
+            candidates.push(here.join(target));
+        }
+        candidates.extend(self.include_dirs.iter().map(|d| Path::new(d).join(target)));
+        candidates
+            .into_iter()
+            .find_map(|c| self.by_path.get(normalize(&c).as_str()).copied())
+    }
+    fn directives(&self, id: usize) -> &[Directive] {
+        &self.cleaned[id].1
+    }
+}
+
+/// Resolves `.` and `..` without touching the disk.
+fn normalize(p: &Path) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                parts.pop();
+            }
+            Component::Normal(s) => parts.push(s.to_str().unwrap_or("")),
+            _ => {}
+        }
+    }
+    parts.join("/")
+}
+
+/// Files under the tree with an indexed extension, in scope, sorted.
+fn list_files(tree: &Path, cfg: &LibraryConfig, scope: &Scope) -> Vec<String> {
+    let mut out: Vec<String> = walkdir::WalkDir::new(tree)
+        .into_iter()
+        .filter_entry(|e| {
+            !e.file_name()
+                .to_str()
+                .map(|n| n.starts_with('.'))
+                .unwrap_or(false)
+                || e.depth() == 0
+        })
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| {
+            e.path()
+                .extension()
+                .and_then(|x| x.to_str())
+                .map(|x| cfg.extensions.iter().any(|y| y == x))
+                .unwrap_or(false)
+        })
+        .filter_map(|e| {
+            e.path()
+                .strip_prefix(tree)
+                .ok()
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+        })
+        .filter(|rel| scope.path_in(rel))
+        .collect();
+    out.sort();
+    out
+}
+
+fn defines_table(defs: &std::collections::BTreeMap<String, String>) -> MacroTable {
+    let mut t = MacroTable::default();
+    for (k, v) in defs {
+        if let Some(m) = Macro::parse(&format!("{k} {v}"), Arc::from("<config>"), 0) {
+            t.defs.insert(m.name.clone(), Some(Arc::new(m)));
+        }
+    }
+    t
+}
+
+fn compile_globs(lib: &str, globs: &[String]) -> Result<GlobSet, IndexError> {
+    let mut b = GlobSetBuilder::new();
+    for g in globs {
+        b.add(Glob::new(g).map_err(|e| IndexError::Glob {
+            lib: lib.into(),
+            glob: g.clone(),
+            message: e.to_string(),
+        })?);
+    }
+    b.build().map_err(|e| IndexError::Glob {
+        lib: lib.into(),
+        glob: globs.join(", "),
+        message: e.to_string(),
+    })
+}
+
+type FileDefineSets = Vec<(GlobSet, std::collections::BTreeMap<String, String>)>;
+
+fn compile_file_defines(lib: &str, cfg: &LibraryConfig) -> Result<FileDefineSets, IndexError> {
+    cfg.file_defines
+        .iter()
+        .map(|fd| {
+            Ok((
+                compile_globs(lib, std::slice::from_ref(&fd.glob))?,
+                fd.defines.clone(),
+            ))
+        })
+        .collect()
+}
+
+fn config_digest(cfg: &LibraryConfig) -> u64 {
+    let text = format!(
+        "{INDEX_FORMAT}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
+        cfg.defines,
+        cfg.file_defines
+            .iter()
+            .map(|f| (&f.glob, &f.defines))
+            .collect::<Vec<_>>(),
+        cfg.include_dirs,
+        cfg.extensions,
+        cfg.public_headers,
+        cfg.export_macro,
+        cfg.api_prefix,
+    );
+    xxh3_64(text.as_bytes())
+}

@@ -1,0 +1,594 @@
+//! Tree-sitter extraction of definitions, calls and launches from preprocessed text.
+//!
+//! HIP's declaration attributes (`__global__`, `__device__`, `__launch_bounds__(..)`,
+//! ...) are not C++ that tree-sitter-cpp knows, so they are blanked out first and
+//! remembered by byte offset; a definition is a kernel when a `__global__` stood
+//! between its start and its name. Launches are found in the text of each body
+//! (`hipLaunchKernelGGL(kernel, ...)` and `kernel<<<...>>>`), which is sturdier than
+//! trusting how tree-sitter reads template arguments inside a macro argument.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+use tree_sitter::{Node, Parser};
+
+use super::preprocess::Expansion;
+use crate::model::{CallSite, LaunchSite, MacroOrigin, Symbol, SymbolKind};
+
+/// What one file yields.
+#[derive(Debug, Default)]
+pub struct Extracted {
+    /// Definitions found.
+    pub symbols: Vec<Symbol>,
+    /// Calls out of them.
+    pub calls: Vec<CallSite>,
+    /// Launches out of them.
+    pub launches: Vec<LaunchSite>,
+    /// ERROR nodes in the tree.
+    pub errors: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Attr {
+    Global,
+    Device,
+    Host,
+    Bounds,
+}
+
+struct Marker {
+    pos: usize,
+    attr: Attr,
+    text: String,
+}
+
+fn attr_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"\b(__global__|__device__|__host__|__forceinline__|__noinline__|__inline__|__shared__|__constant__|__managed__|__restrict__|__launch_bounds__|__attribute__)\b")
+            .expect("static regex")
+    })
+}
+
+fn launch_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"\b(hipLaunchKernelGGL|hipLaunchKernelExGGL|hipExtLaunchKernelGGL)\s*\(")
+            .expect("static regex")
+    })
+}
+
+fn chevron_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"([A-Za-z_][\w:]*)\s*(?:<[^;{}]*?>)?\s*<\s*<\s*<").expect("static regex")
+    })
+}
+
+/// Blanks HIP attributes (same length, so offsets hold) and records where they were.
+fn blank_attributes(text: &str) -> (String, Vec<Marker>) {
+    let mut bytes = text.as_bytes().to_vec();
+    let mut markers = Vec::new();
+    for m in attr_regex().find_iter(text) {
+        let word = m.as_str();
+        let mut end = m.end();
+        let mut arg = String::new();
+        if word == "__launch_bounds__" || word == "__attribute__" {
+            // Swallow the balanced parenthesised argument.
+            let b = text.as_bytes();
+            let mut k = end;
+            while k < b.len() && b[k].is_ascii_whitespace() {
+                k += 1;
+            }
+            if k < b.len() && b[k] == b'(' {
+                let mut depth = 0;
+                let open = k;
+                while k < b.len() {
+                    match b[k] {
+                        b'(' => depth += 1,
+                        b')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                k += 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    k += 1;
+                }
+                arg = text[open..k].to_string();
+                end = k;
+            }
+        }
+        let attr = match word {
+            "__global__" => Some(Attr::Global),
+            "__device__" => Some(Attr::Device),
+            "__host__" => Some(Attr::Host),
+            "__launch_bounds__" => Some(Attr::Bounds),
+            _ => None,
+        };
+        if let Some(attr) = attr {
+            let t = arg.trim().trim_start_matches('(').trim_end_matches(')');
+            let t = t
+                .trim()
+                .trim_start_matches('(')
+                .trim_end_matches(')')
+                .trim();
+            markers.push(Marker {
+                pos: m.start(),
+                attr,
+                text: t.to_string(),
+            });
+        }
+        for b in &mut bytes[m.start()..end] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    }
+    (String::from_utf8(bytes).unwrap_or_default(), markers)
+}
+
+thread_local! {
+    static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new({
+        let mut p = Parser::new();
+        p.set_language(&tree_sitter_cpp::LANGUAGE.into()).expect("tree-sitter-cpp grammar loads");
+        p
+    });
+}
+
+/// Parses preprocessed text and extracts what the index keeps.
+pub fn extract(file: &str, text: &str, expansions: &[Expansion]) -> Extracted {
+    let (blanked, markers) = blank_attributes(text);
+    let Some(tree) = PARSER.with(|p| p.borrow_mut().parse(&blanked, None)) else {
+        return Extracted::default();
+    };
+    let mut ex = Extracted::default();
+    let mut cx = Walk {
+        file,
+        src: &blanked,
+        markers: &markers,
+        expansions,
+        scope: Vec::new(),
+        extern_c: false,
+        out: &mut ex,
+    };
+    cx.walk(tree.root_node());
+    ex
+}
+
+struct Walk<'a> {
+    file: &'a str,
+    src: &'a str,
+    markers: &'a [Marker],
+    expansions: &'a [Expansion],
+    scope: Vec<String>,
+    extern_c: bool,
+    out: &'a mut Extracted,
+}
+
+impl Walk<'_> {
+    fn text(&self, n: Node) -> &str {
+        &self.src[n.byte_range()]
+    }
+
+    fn walk(&mut self, node: Node) {
+        match node.kind() {
+            "ERROR" => {
+                self.out.errors += 1;
+                self.children(node);
+            }
+            "function_definition" => self.function(node, node),
+            "template_declaration" => {
+                let mut c = node.walk();
+                let inner: Vec<Node> = node.named_children(&mut c).collect();
+                let mut handled = false;
+                for ch in inner {
+                    if ch.kind() == "function_definition" {
+                        self.function(ch, node);
+                        handled = true;
+                    }
+                }
+                if !handled {
+                    self.children(node);
+                }
+            }
+            "namespace_definition" => {
+                let name = node
+                    .child_by_field_name("name")
+                    .map(|n| self.text(n).to_string())
+                    .unwrap_or_else(|| "(anonymous)".to_string());
+                self.scope.push(name);
+                self.children(node);
+                self.scope.pop();
+            }
+            "class_specifier" | "struct_specifier" | "union_specifier" => {
+                let name = node
+                    .child_by_field_name("name")
+                    .map(|n| self.text(n).to_string());
+                if let Some(n) = &name {
+                    self.scope.push(n.clone());
+                }
+                self.children(node);
+                if name.is_some() {
+                    self.scope.pop();
+                }
+            }
+            "linkage_specification" => {
+                let was = self.extern_c;
+                let v = node
+                    .child_by_field_name("value")
+                    .map(|n| self.text(n).to_string());
+                self.extern_c = v.as_deref() == Some("\"C\"");
+                self.children(node);
+                self.extern_c = was;
+            }
+            _ => self.children(node),
+        }
+    }
+
+    fn children(&mut self, node: Node) {
+        let mut c = node.walk();
+        let kids: Vec<Node> = node.children(&mut c).collect();
+        for k in kids {
+            self.walk(k);
+        }
+    }
+
+    fn function(&mut self, def: Node, outer: Node) {
+        let Some(decl) = def.child_by_field_name("declarator") else {
+            return;
+        };
+        let Some((name_node, quals)) = function_name(decl, self.src) else {
+            return;
+        };
+        let name = self.text(name_node).to_string();
+        // Blanked attributes in front of the return type belong to this definition.
+        let mut start = outer.start_byte();
+        while start > 0 && self.src.as_bytes()[start - 1].is_ascii_whitespace() {
+            start -= 1;
+        }
+        let name_pos = name_node.start_byte();
+        let mut kind = SymbolKind::Function;
+        let mut bounds = None;
+        let (mut global, mut device, mut host) = (false, false, false);
+        for m in self
+            .markers
+            .iter()
+            .filter(|m| m.pos >= start && m.pos < name_pos)
+        {
+            match m.attr {
+                Attr::Global => global = true,
+                Attr::Device => device = true,
+                Attr::Host => host = true,
+                Attr::Bounds => bounds = Some(m.text.clone()),
+            }
+        }
+        if global {
+            kind = SymbolKind::Kernel;
+        } else if device && !host {
+            kind = SymbolKind::DeviceHelper;
+        }
+        let mut scope = self.scope.clone();
+        scope.extend(quals);
+        let expanded_from = self.expansion_at(name_pos).map(|e| MacroOrigin {
+            name: e.name.clone(),
+            def_file: e.def_file.to_string(),
+            def_line: e.def_line,
+        });
+        let idx = self.out.symbols.len() as u32;
+        self.out.symbols.push(Symbol {
+            name,
+            scope: scope.join("::"),
+            kind,
+            file: self.file.to_string(),
+            line: outer.start_position().row as u32 + 1,
+            name_line: name_node.start_position().row as u32 + 1,
+            end_line: def.end_position().row as u32 + 1,
+            is_template: outer.kind() == "template_declaration",
+            launch_bounds: if kind == SymbolKind::Kernel {
+                bounds
+            } else {
+                None
+            },
+            extern_c: self.extern_c,
+            expanded_from,
+        });
+        // The body: a compound statement, or a function-try-block.
+        let body_start = decl.end_byte();
+        self.calls_in(def, idx, body_start);
+        self.launches_in(idx, body_start, def.end_byte());
+    }
+
+    fn expansion_at(&self, pos: usize) -> Option<&Expansion> {
+        // Expansions are sorted by start.
+        let k = self.expansions.partition_point(|e| e.start <= pos);
+        k.checked_sub(1)
+            .map(|k| &self.expansions[k])
+            .filter(|e| pos < e.end)
+    }
+
+    fn calls_in(&mut self, def: Node, caller: u32, body_start: usize) {
+        let mut stack = vec![def];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(n) = stack.pop() {
+            if n.end_byte() <= body_start {
+                continue;
+            }
+            if n.kind() == "call_expression" {
+                if let Some(f) = n.child_by_field_name("function") {
+                    if let Some(name) = callee_name(f, self.src) {
+                        let line = n.start_position().row as u32 + 1;
+                        if seen.insert((name.clone(), line)) {
+                            let via_macro =
+                                self.expansion_at(n.start_byte()).map(|e| e.name.clone());
+                            self.out.calls.push(CallSite {
+                                caller,
+                                callee: name,
+                                line,
+                                via_macro,
+                            });
+                        }
+                    }
+                }
+            } else if n.kind() == "ERROR" {
+                self.out.errors += 1;
+                // Inside an ERROR node, fall back to `name(` in the text.
+                for (name, pos) in text_calls(&self.src[n.byte_range()]) {
+                    let abs = n.start_byte() + pos;
+                    let line = line_of(self.src, abs);
+                    if seen.insert((name.clone(), line)) {
+                        let via_macro = self.expansion_at(abs).map(|e| e.name.clone());
+                        self.out.calls.push(CallSite {
+                            caller,
+                            callee: name,
+                            line,
+                            via_macro,
+                        });
+                    }
+                }
+            }
+            let mut c = n.walk();
+            for ch in n.children(&mut c) {
+                if ch.kind() != "function_definition" || ch.id() == def.id() {
+                    stack.push(ch);
+                }
+            }
+        }
+    }
+
+    fn launches_in(&mut self, caller: u32, from: usize, to: usize) {
+        let body = &self.src[from..to];
+        let mut found: Vec<(usize, String)> = Vec::new();
+        for m in launch_regex().find_iter(body) {
+            if let Some(k) = kernel_of_first_arg(&body[m.end()..]) {
+                found.push((from + m.start(), k));
+            }
+        }
+        for c in chevron_regex().captures_iter(body) {
+            let (Some(all), Some(name)) = (c.get(0), c.get(1)) else {
+                continue;
+            };
+            let n = name.as_str().rsplit("::").next().unwrap_or("").to_string();
+            if !n.is_empty() && !is_keyword(&n) {
+                found.push((from + all.start(), n));
+            }
+        }
+        for (pos, kernel) in found {
+            let line = line_of(self.src, pos);
+            let via_macro = self.expansion_at(pos).map(|e| e.name.clone());
+            self.out.launches.push(LaunchSite {
+                caller,
+                kernel,
+                line,
+                via_macro,
+            });
+        }
+    }
+}
+
+fn line_of(src: &str, pos: usize) -> u32 {
+    src.as_bytes()[..pos]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count() as u32
+        + 1
+}
+
+/// The name node of a function declarator and the class qualifiers before it.
+fn function_name<'t>(decl: Node<'t>, src: &str) -> Option<(Node<'t>, Vec<String>)> {
+    let mut n = decl;
+    // Unwrap pointer/reference declarators down to the function declarator.
+    for _ in 0..8 {
+        match n.kind() {
+            "function_declarator" => break,
+            "pointer_declarator"
+            | "reference_declarator"
+            | "parenthesized_declarator"
+            | "attributed_declarator" => {
+                n = n
+                    .child_by_field_name("declarator")
+                    .or_else(|| n.named_child(0))?;
+            }
+            _ => return None,
+        }
+    }
+    if n.kind() != "function_declarator" {
+        return None;
+    }
+    let mut name = n.child_by_field_name("declarator")?;
+    let mut quals = Vec::new();
+    loop {
+        match name.kind() {
+            "qualified_identifier" => {
+                if let Some(s) = name.child_by_field_name("scope") {
+                    quals.push(src[s.byte_range()].to_string());
+                }
+                name = name.child_by_field_name("name")?;
+            }
+            "template_function" => name = name.child_by_field_name("name")?,
+            "identifier" | "field_identifier" | "destructor_name" | "operator_name" => {
+                return Some((name, quals))
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The unqualified name a call expression calls, if it is a plain name.
+fn callee_name(f: Node, src: &str) -> Option<String> {
+    match f.kind() {
+        "identifier" | "field_identifier" => Some(src[f.byte_range()].to_string()),
+        "qualified_identifier" => callee_name(f.child_by_field_name("name")?, src),
+        "template_function" | "template_method" => callee_name(f.child_by_field_name("name")?, src),
+        "field_expression" => callee_name(f.child_by_field_name("field")?, src),
+        "parenthesized_expression" => callee_name(f.named_child(0)?, src),
+        _ => None,
+    }
+}
+
+fn call_text_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"\b([A-Za-z_]\w*)\s*\(").expect("static regex"))
+}
+
+fn text_calls(text: &str) -> Vec<(String, usize)> {
+    call_text_regex()
+        .captures_iter(text)
+        .filter_map(|c| {
+            let m = c.get(1)?;
+            (!is_keyword(m.as_str())).then(|| (m.as_str().to_string(), m.start()))
+        })
+        .collect()
+}
+
+fn is_keyword(w: &str) -> bool {
+    matches!(
+        w,
+        "if" | "for"
+            | "while"
+            | "switch"
+            | "return"
+            | "sizeof"
+            | "alignof"
+            | "decltype"
+            | "catch"
+            | "static_cast"
+            | "reinterpret_cast"
+            | "const_cast"
+            | "dynamic_cast"
+            | "static_assert"
+            | "do"
+            | "else"
+            | "case"
+            | "new"
+            | "delete"
+            | "throw"
+            | "noexcept"
+            | "operator"
+            | "template"
+            | "typename"
+            | "defined"
+            | "constexpr"
+            | "auto"
+            | "void"
+    )
+}
+
+/// The kernel named by the first argument of a launch call: `(k<T, N>)`, `k`, `ns::k<..>`,
+/// or `HIP_KERNEL_NAME(k<...>)`.
+fn kernel_of_first_arg(after_paren: &str) -> Option<String> {
+    let mut s = after_paren.trim_start();
+    loop {
+        if let Some(r) = s.strip_prefix('(') {
+            s = r.trim_start();
+        } else if let Some(r) = s.strip_prefix("HIP_KERNEL_NAME") {
+            s = r.trim_start();
+        } else {
+            break;
+        }
+    }
+    let end = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':' || c == ' '))
+        .unwrap_or(s.len());
+    let path: String = s[..end].chars().filter(|c| !c.is_whitespace()).collect();
+    let name = path.rsplit("::").next()?.to_string();
+    (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit())).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernels_helpers_and_launches() {
+        let src = r#"
+template <int NB, typename T>
+static __global__ __launch_bounds__((NB)) void scal_kernel(T* x)
+{
+    x[threadIdx.x] = helper(x[0]);
+}
+__device__ __attribute__((always_inline)) float helper(float v) { return v; }
+namespace {
+template <typename T>
+int launcher(T* x)
+{
+    hipLaunchKernelGGL((scal_kernel<256, T>), dim3(1), dim3(256), 0, 0, x);
+    other<<<1, 2>>>(x);
+    return check(x);
+}
+}
+extern "C" int api(float* x) try { return launcher(x); } catch(...) { return 1; }
+"#;
+        let ex = extract("a.cpp", src, &[]);
+        let names: Vec<(&str, SymbolKind)> = ex
+            .symbols
+            .iter()
+            .map(|s| (s.name.as_str(), s.kind))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("scal_kernel", SymbolKind::Kernel),
+                ("helper", SymbolKind::DeviceHelper),
+                ("launcher", SymbolKind::Function),
+                ("api", SymbolKind::Function)
+            ]
+        );
+        let k = &ex.symbols[0];
+        assert_eq!((k.line, k.name_line, k.end_line), (2, 3, 6));
+        assert_eq!(k.launch_bounds.as_deref(), Some("NB"));
+        assert!(k.is_template);
+        assert_eq!(ex.symbols[2].scope, "(anonymous)");
+        assert!(ex.symbols[3].extern_c);
+        let launches: Vec<(&str, u32)> = ex
+            .launches
+            .iter()
+            .map(|l| (l.kernel.as_str(), l.line))
+            .collect();
+        assert_eq!(launches, [("scal_kernel", 12), ("other", 13)]);
+        assert!(ex
+            .calls
+            .iter()
+            .any(|c| c.callee == "launcher" && c.caller == 3 && c.line == 17));
+        assert!(ex
+            .calls
+            .iter()
+            .any(|c| c.callee == "check" && c.caller == 2));
+        assert!(ex
+            .calls
+            .iter()
+            .any(|c| c.callee == "helper" && c.caller == 0 && c.line == 5));
+    }
+
+    #[test]
+    fn first_arg_forms() {
+        assert_eq!(kernel_of_first_arg("(k<1, T>), g").as_deref(), Some("k"));
+        assert_eq!(kernel_of_first_arg(" ns::k, g").as_deref(), Some("k"));
+        assert_eq!(
+            kernel_of_first_arg("HIP_KERNEL_NAME(k<2>), g").as_deref(),
+            Some("k")
+        );
+    }
+}
