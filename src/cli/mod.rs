@@ -14,6 +14,20 @@ use crate::index::{index_tree, IndexStats};
 use crate::model::LibraryIndex;
 use crate::source;
 
+/// `println!` that ends the process quietly when stdout is closed (`rocqa ... | head`).
+macro_rules! say {
+    ($($t:tt)*) => { write_out(format_args!($($t)*)) };
+}
+
+fn write_out(args: std::fmt::Arguments) {
+    use std::io::Write;
+    if let Err(e) = writeln!(std::io::stdout().lock(), "{args}") {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+    }
+}
+
 /// Question-answer supervision grounded in ROCm math library sources.
 #[derive(Debug, Parser)]
 #[command(name = "rocqa", version, about)]
@@ -108,6 +122,9 @@ pub struct IndexArgs {
     /// Print statistics as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Print what the index holds for one file (path relative to the tree root), as JSON.
+    #[arg(long)]
+    pub file: Option<String>,
 }
 
 /// `rocqa api`.
@@ -246,7 +263,7 @@ fn run_sources(layout: &Layout, a: SourcesArgs) -> Result<i32> {
         SourcesAction::List => {
             let pins = source::Pins::load(&layout.sources().join("sources.toml"))?;
             for p in &pins.pins {
-                println!("{}-{}\t{}\t{:?}", p.lib, p.version, p.sha256, p.origin);
+                say!("{}-{}\t{}\t{:?}", p.lib, p.version, p.sha256, p.origin);
             }
             Ok(if pins.pins.is_empty() { 1 } else { 0 })
         }
@@ -281,7 +298,7 @@ fn run_sources(layout: &Layout, a: SourcesArgs) -> Result<i32> {
                 };
                 let out = source::fetch(&req, &layout.sources())
                     .with_context(|| format!("fetching {} {version}", f.lib))?;
-                println!(
+                say!(
                     "{} {} {} sha256={} {}",
                     f.lib,
                     version,
@@ -341,11 +358,18 @@ fn run_index(layout: &Layout, a: IndexArgs) -> Result<i32> {
     let project = ProjectFile::load(&layout.project_file())?;
     let version = version_of(&project, &a.lib)?;
     let l = load_index(layout, &project, &a.lib.lib, &version, !a.no_cache)?;
+    if let Some(path) = &a.file {
+        let Some(f) = l.index.files.iter().find(|f| f.path == *path) else {
+            bail!("{path}: not an indexed file of {} {version} (out of scope, or not a C/C++ file); `rocqa scope --lib {} --explain {path}` says why", a.lib.lib, a.lib.lib);
+        };
+        say!("{}", serde_json::to_string_pretty(f)?);
+        return Ok(0);
+    }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&l.stats)?);
+        say!("{}", serde_json::to_string_pretty(&l.stats)?);
     } else {
         let s = &l.stats;
-        println!(
+        say!(
             "{} {}: {} files ({} parsed, {} from cache), {:.1} MB",
             a.lib.lib,
             version,
@@ -354,20 +378,27 @@ fn run_index(layout: &Layout, a: IndexArgs) -> Result<i32> {
             s.cached,
             s.bytes as f64 / 1e6
         );
-        println!(
+        say!(
             "  {} definitions: {} kernels, {} device helpers, {} from macro expansions",
-            s.symbols, s.kernels, s.device_helpers, s.macro_expanded
+            s.symbols,
+            s.kernels,
+            s.device_helpers,
+            s.macro_expanded
         );
-        println!(
+        say!(
             "  {} call sites, {} launch sites, {} macros",
-            s.calls, s.launches, s.macros
+            s.calls,
+            s.launches,
+            s.macros
         );
-        println!(
+        say!(
             "  public API: {} functions ({} _64), {} families",
-            s.api_functions, s.api_64, s.api_families
+            s.api_functions,
+            s.api_64,
+            s.api_families
         );
-        println!("  files with parse errors left: {}", s.files_with_errors);
-        println!("  {} ms", s.millis);
+        say!("  files with parse errors left: {}", s.files_with_errors);
+        say!("  {} ms", s.millis);
     }
     Ok(if l.stats.files == 0 { 1 } else { 0 })
 }
@@ -383,7 +414,7 @@ fn run_api(layout: &Layout, a: ApiArgs) -> Result<i32> {
         .filter(|f| a.family.as_ref().is_none_or(|x| *x == f.family))
         .collect();
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&api)?);
+        say!("{}", serde_json::to_string_pretty(&api)?);
     } else {
         let mut fams: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
         for f in &api {
@@ -392,9 +423,9 @@ fn run_api(layout: &Layout, a: ApiArgs) -> Result<i32> {
                 .push(f.name.as_str());
         }
         for (fam, names) in &fams {
-            println!("{fam} ({}): {}", names.len(), names.join(" "));
+            say!("{fam} ({}): {}", names.len(), names.join(" "));
         }
-        println!("{} functions in {} families", api.len(), fams.len());
+        say!("{} functions in {} families", api.len(), fams.len());
     }
     Ok(if api.is_empty() { 1 } else { 0 })
 }
@@ -416,29 +447,30 @@ fn run_graph(layout: &Layout, a: GraphArgs) -> Result<i32> {
     if a.stats {
         let s = graph.stats();
         match a.format {
-            GraphFormat::Json => println!("{}", serde_json::to_string_pretty(&s)?),
+            GraphFormat::Json => say!("{}", serde_json::to_string_pretty(&s)?),
             _ => {
-                println!(
+                say!(
                     "{} {}: {} API functions in {} families; {} families in scope; {} reach a kernel or an opaque leaf: {:.1}%",
                     s.lib, s.version, s.api_functions, s.families, s.in_scope, s.reaching, s.percent
                 );
-                println!(
+                say!(
                     "  mean graph size {:.1} nodes; {} graphs with cross-library edges",
-                    s.mean_nodes, s.cross_library
+                    s.mean_nodes,
+                    s.cross_library
                 );
-                println!(
+                say!(
                     "  API functions with no definition found: {}",
                     s.no_entry.len()
                 );
                 for n in &s.no_entry {
-                    println!("    {n}");
+                    say!("    {n}");
                 }
-                println!(
+                say!(
                     "  in-scope families not reaching device code: {}",
                     s.not_reaching.len()
                 );
                 for (f, why) in &s.not_reaching {
-                    println!("    {f}: {why}");
+                    say!("    {f}: {why}");
                 }
             }
         }
@@ -458,7 +490,7 @@ fn run_graph(layout: &Layout, a: GraphArgs) -> Result<i32> {
         GraphFormat::Dot => render::dot(&g),
         GraphFormat::Json => render::json(&g),
     };
-    print!("{text}");
+    say!("{}", text.trim_end_matches('\n'));
     Ok(if g.nodes.len() > 1 { 0 } else { 1 })
 }
 
@@ -468,14 +500,14 @@ fn run_scope(layout: &Layout, a: ScopeArgs) -> Result<i32> {
     let looks_like_path = s.contains('/') || s.contains('.');
     if looks_like_path {
         let v = scope.explain_path(s);
-        println!(
+        say!(
             "path {s}: {} ({})",
             if v.inside { "in scope" } else { "out of scope" },
             v.because
         );
     } else {
         let v = scope.explain_symbol(s);
-        println!(
+        say!(
             "symbol {s}: {} ({})",
             if v.inside {
                 "followed"
@@ -485,10 +517,10 @@ fn run_scope(layout: &Layout, a: ScopeArgs) -> Result<i32> {
             v.because
         );
         if let Some(why) = scope.opaque(s) {
-            println!("symbol {s}: opaque leaf ({why})");
+            say!("symbol {s}: opaque leaf ({why})");
         }
         let f = scope.explain_family(s);
-        println!(
+        say!(
             "family {s}: {} ({})",
             if f.inside { "in scope" } else { "out of scope" },
             f.because

@@ -214,13 +214,19 @@ impl<'a> CodeGraph<'a> {
             {
                 let call = &file.calls[k];
                 let name = call.callee.as_str();
-                if let Some(why) = self.scope.opaque(name) {
+                // A call is opaque by its own name, or by the macro it was written as
+                // (rocSOLVER calls rocSPARSE through macros naming loaded symbols).
+                let opaque = self.scope.opaque(name).map(|why| (name, why)).or_else(|| {
+                    let m = call.via_macro.as_deref()?;
+                    self.scope.opaque(m).map(|why| (m, why))
+                });
+                if let Some((shown, why)) = opaque {
                     out.push(Step {
                         kind: EdgeKind::Opaque,
                         targets: Vec::new(),
                         line: call.line,
                         via: call.via_macro.clone(),
-                        opaque: Some((name.to_string(), why.to_string())),
+                        opaque: Some((shown.to_string(), why.to_string())),
                     });
                     continue;
                 }

@@ -27,10 +27,16 @@ pub fn declarations(
         regex::escape(prefix)
     );
     let re = Regex::new(&pat).expect("escaped pattern is valid");
+    // Lines are counted incrementally: the big headers hold a thousand declarations.
+    let (mut line, mut counted) = (1u32, 0usize);
     re.captures_iter(&clean)
         .filter_map(|c| {
             let m = c.get(1)?;
-            let line = clean[..m.start()].bytes().filter(|b| *b == b'\n').count() as u32 + 1;
+            line += clean.as_bytes()[counted..m.start()]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count() as u32;
+            counted = m.start();
             Some((m.as_str().to_string(), file.to_string(), line))
         })
         .collect()

@@ -147,6 +147,11 @@ pub fn index_tree(
             Ok(Source { rel, text, hash })
         })
         .collect::<Result<_, IndexError>>()?;
+    tracing::debug!(
+        files = sources.len(),
+        ms = t0.elapsed().as_millis() as u64,
+        "Read and hashed."
+    );
     let config_digest = config_digest(cfg);
     let whole_key = {
         let mut h = Xxh3::new();
@@ -198,6 +203,7 @@ pub fn index_tree(
             (clean, dirs)
         })
         .collect();
+    tracing::debug!(ms = t0.elapsed().as_millis() as u64, "Scanned directives.");
     let macro_digest = {
         let mut h = Xxh3::new();
         for (clean, dirs) in &cleaned {
@@ -226,11 +232,24 @@ pub fn index_tree(
         .enumerate()
         .map(|(i, s)| (s.rel.as_str(), i))
         .collect();
+    let resolved = cleaned
+        .par_iter()
+        .enumerate()
+        .map(|(id, (_, dirs))| {
+            dirs.iter()
+                .map(|d| match &d.kind {
+                    DirKind::Include(t, q) => {
+                        resolve_include(&sources, &by_path, &cfg.include_dirs, id, t, *q)
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
     let tree_view = TreeView {
         sources: &sources,
         cleaned: &cleaned,
-        by_path: &by_path,
-        include_dirs: &cfg.include_dirs,
+        resolved,
     };
 
     let files: Vec<(FileIndex, bool)> = sources
@@ -253,6 +272,7 @@ pub fn index_tree(
             )
         })
         .collect();
+    tracing::debug!(ms = t0.elapsed().as_millis() as u64, "Parsed.");
     stats.cached = files.iter().filter(|f| f.1).count();
     stats.parsed = files.len() - stats.cached;
     let files: Vec<FileIndex> = files.into_iter().map(|f| f.0).collect();
@@ -359,8 +379,11 @@ fn index_file(
     fallback: &Fallback,
     tree: &TreeView,
 ) -> FileIndex {
+    let t = Instant::now();
     let pre = preprocess::preprocess(id, &cleaned.0, table, fallback, tree);
+    let t1 = t.elapsed();
     let ex = parse::extract(&s.rel, &pre.text, &pre.expansions);
+    tracing::trace!(file = %s.rel, bytes = pre.text.len(), pre_us = t1.as_micros() as u64, parse_us = (t.elapsed() - t1).as_micros() as u64, "Indexed.");
     let macros = cleaned
         .1
         .iter()
@@ -378,8 +401,9 @@ fn index_file(
     let mut includes: Vec<String> = cleaned
         .1
         .iter()
-        .filter_map(|d| match &d.kind {
-            DirKind::Include(t, q) => tree.resolve(id, t, *q).map(|i| tree.sources[i].rel.clone()),
+        .enumerate()
+        .filter_map(|(k, d)| match &d.kind {
+            DirKind::Include(..) => tree.included(id, k).map(|i| tree.sources[i].rel.clone()),
             _ => None,
         })
         .collect();
@@ -399,27 +423,40 @@ fn index_file(
 struct TreeView<'a> {
     sources: &'a [Source],
     cleaned: &'a [(String, Vec<Directive>)],
-    by_path: &'a HashMap<&'a str, usize>,
-    include_dirs: &'a [String],
+    /// Per file, per directive: the file an `#include` resolves to.
+    resolved: Vec<Vec<Option<usize>>>,
 }
 
 impl Includes for TreeView<'_> {
-    fn resolve(&self, from: usize, target: &str, quoted: bool) -> Option<usize> {
-        let here = Path::new(&self.sources[from].rel)
-            .parent()
-            .unwrap_or(Path::new(""));
-        let mut candidates: Vec<PathBuf> = Vec::new();
-        if quoted {
-            candidates.push(here.join(target));
-        }
-        candidates.extend(self.include_dirs.iter().map(|d| Path::new(d).join(target)));
-        candidates
-            .into_iter()
-            .find_map(|c| self.by_path.get(normalize(&c).as_str()).copied())
-    }
     fn directives(&self, id: usize) -> &[Directive] {
         &self.cleaned[id].1
     }
+    fn included(&self, id: usize, k: usize) -> Option<usize> {
+        self.resolved[id].get(k).copied().flatten()
+    }
+}
+
+/// Resolves `#include "x"` / `<x>` written in file `from`: its own folder first (quoted
+/// form only), then the configured include folders.
+fn resolve_include(
+    sources: &[Source],
+    by_path: &HashMap<&str, usize>,
+    include_dirs: &[String],
+    from: usize,
+    target: &str,
+    quoted: bool,
+) -> Option<usize> {
+    let here = Path::new(&sources[from].rel)
+        .parent()
+        .unwrap_or(Path::new(""));
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if quoted {
+        candidates.push(here.join(target));
+    }
+    candidates.extend(include_dirs.iter().map(|d| Path::new(d).join(target)));
+    candidates
+        .into_iter()
+        .find_map(|c| by_path.get(normalize(&c).as_str()).copied())
 }
 
 /// Resolves `.` and `..` without touching the disk.

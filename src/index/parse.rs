@@ -138,8 +138,21 @@ thread_local! {
     });
 }
 
+fn body_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"\)\s*\{|\btry\s*\{|\)\s*(?:const|noexcept|override|final|mutable)\b")
+            .expect("static regex")
+    })
+}
+
 /// Parses preprocessed text and extracts what the index keeps.
 pub fn extract(file: &str, text: &str, expansions: &[Expansion]) -> Extracted {
+    // A function definition needs a body after its parameter list; a file without
+    // one (the public API headers: thousands of declarations) has nothing to extract.
+    if !body_regex().is_match(text) {
+        return Extracted::default();
+    }
     let (blanked, markers) = blank_attributes(text);
     let Some(tree) = PARSER.with(|p| p.borrow_mut().parse(&blanked, None)) else {
         return Extracted::default();
@@ -152,6 +165,15 @@ pub fn extract(file: &str, text: &str, expansions: &[Expansion]) -> Extracted {
         expansions,
         scope: Vec::new(),
         extern_c: false,
+        line_starts: std::iter::once(0)
+            .chain(
+                blanked
+                    .bytes()
+                    .enumerate()
+                    .filter(|(_, b)| *b == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
+            .collect(),
         out: &mut ex,
     };
     cx.walk(tree.root_node());
@@ -165,6 +187,7 @@ struct Walk<'a> {
     expansions: &'a [Expansion],
     scope: Vec<String>,
     extern_c: bool,
+    line_starts: Vec<usize>,
     out: &'a mut Extracted,
 }
 
@@ -253,10 +276,10 @@ impl Walk<'_> {
         let mut kind = SymbolKind::Function;
         let mut bounds = None;
         let (mut global, mut device, mut host) = (false, false, false);
-        for m in self
-            .markers
+        let first = self.markers.partition_point(|m| m.pos < start);
+        for m in self.markers[first..]
             .iter()
-            .filter(|m| m.pos >= start && m.pos < name_pos)
+            .take_while(|m| m.pos < name_pos)
         {
             match m.attr {
                 Attr::Global => global = true,
@@ -301,6 +324,11 @@ impl Walk<'_> {
         self.launches_in(idx, body_start, def.end_byte());
     }
 
+    /// 1-based line of a byte offset.
+    fn line_of(&self, pos: usize) -> u32 {
+        self.line_starts.partition_point(|&s| s <= pos) as u32
+    }
+
     fn expansion_at(&self, pos: usize) -> Option<&Expansion> {
         // Expansions are sorted by start.
         let k = self.expansions.partition_point(|e| e.start <= pos);
@@ -337,7 +365,7 @@ impl Walk<'_> {
                 // Inside an ERROR node, fall back to `name(` in the text.
                 for (name, pos) in text_calls(&self.src[n.byte_range()]) {
                     let abs = n.start_byte() + pos;
-                    let line = line_of(self.src, abs);
+                    let line = self.line_of(abs);
                     if seen.insert((name.clone(), line)) {
                         let via_macro = self.expansion_at(abs).map(|e| e.name.clone());
                         self.out.calls.push(CallSite {
@@ -376,7 +404,7 @@ impl Walk<'_> {
             }
         }
         for (pos, kernel) in found {
-            let line = line_of(self.src, pos);
+            let line = self.line_of(pos);
             let via_macro = self.expansion_at(pos).map(|e| e.name.clone());
             self.out.launches.push(LaunchSite {
                 caller,
@@ -386,14 +414,6 @@ impl Walk<'_> {
             });
         }
     }
-}
-
-fn line_of(src: &str, pos: usize) -> u32 {
-    src.as_bytes()[..pos]
-        .iter()
-        .filter(|b| **b == b'\n')
-        .count() as u32
-        + 1
 }
 
 /// The name node of a function declarator and the class qualifiers before it.

@@ -281,10 +281,11 @@ pub fn build_fallback<'a>(all: impl Iterator<Item = &'a Arc<Macro>>) -> Fallback
 
 /// What the preprocessor needs to know about the other files of the tree.
 pub trait Includes {
-    /// Resolves an include written in `from` to a file id, if the tree has it.
-    fn resolve(&self, from: usize, target: &str, quoted: bool) -> Option<usize>;
     /// The directives of a file.
     fn directives(&self, id: usize) -> &[Directive];
+    /// The file that directive `k` of file `id` includes, if it is an `#include` the
+    /// tree resolves (resolved once up front: every translation unit asks again).
+    fn included(&self, id: usize, k: usize) -> Option<usize>;
 }
 
 /// A stretch of the output produced by expanding one macro invocation.
@@ -344,7 +345,7 @@ pub fn preprocess(
     let mut expansions = Vec::new();
     let mut stack: Vec<Cond> = Vec::new();
     let mut pos = 0;
-    for d in tree.directives(id) {
+    for (k, d) in tree.directives(id).iter().enumerate() {
         let live = stack.last().map(|c| c.active).unwrap_or(true);
         // The text before this directive.
         let chunk = &clean[pos..d.start];
@@ -355,17 +356,11 @@ pub fn preprocess(
         }
         push_newlines(&mut out, &clean[d.start..d.end]);
         pos = d.end;
-        apply_directive(
-            d,
-            &mut stack,
-            &mut table,
-            fallback,
-            &mut |t, target, quoted| {
-                if let Some(inc) = tree.resolve(id, target, quoted) {
-                    run_header(inc, t, fallback, tree, &mut seen, &mut included, 0);
-                }
-            },
-        );
+        apply_directive(d, &mut stack, &mut table, fallback, &mut |t| {
+            if let Some(inc) = tree.included(id, k) {
+                run_header(inc, t, fallback, tree, &mut seen, &mut included, 0);
+            }
+        });
     }
     let live = stack.last().map(|c| c.active).unwrap_or(true);
     if live {
@@ -396,13 +391,11 @@ fn run_header(
     }
     included.push(id);
     let mut stack: Vec<Cond> = Vec::new();
-    for d in tree.directives(id) {
-        let mut nested: Vec<(String, bool)> = Vec::new();
-        apply_directive(d, &mut stack, table, fallback, &mut |_, target, quoted| {
-            nested.push((target.to_string(), quoted));
-        });
-        for (target, quoted) in nested {
-            if let Some(inc) = tree.resolve(id, &target, quoted) {
+    for (k, d) in tree.directives(id).iter().enumerate() {
+        let mut wants = false;
+        apply_directive(d, &mut stack, table, fallback, &mut |_| wants = true);
+        if wants {
+            if let Some(inc) = tree.included(id, k) {
                 run_header(inc, table, fallback, tree, seen, included, depth + 1);
             }
         }
@@ -414,7 +407,7 @@ fn apply_directive(
     stack: &mut Vec<Cond>,
     table: &mut MacroTable,
     fallback: &Fallback,
-    include: &mut dyn FnMut(&mut MacroTable, &str, bool),
+    include: &mut dyn FnMut(&mut MacroTable),
 ) {
     let live = stack.last().map(|c| c.active).unwrap_or(true);
     match &d.kind {
@@ -469,7 +462,7 @@ fn apply_directive(
         DirKind::Undef(n) => {
             table.defs.insert(n.clone(), None);
         }
-        DirKind::Include(target, quoted) => include(table, target, *quoted),
+        DirKind::Include(..) => include(table),
         DirKind::Other => {}
     }
 }
@@ -968,8 +961,11 @@ mod tests {
 
     struct One(Vec<Vec<Directive>>, HashMap<String, usize>);
     impl Includes for One {
-        fn resolve(&self, _from: usize, target: &str, _q: bool) -> Option<usize> {
-            self.1.get(target).copied()
+        fn included(&self, id: usize, k: usize) -> Option<usize> {
+            match &self.0[id][k].kind {
+                DirKind::Include(t, _) => self.1.get(t).copied(),
+                _ => None,
+            }
         }
         fn directives(&self, id: usize) -> &[Directive] {
             &self.0[id]

@@ -1,0 +1,383 @@
+//! Integration tests on the real rocBLAS and rocSOLVER trees (Debian source packages,
+//! fetched by `scripts/setup.sh` into `rocm_sources/`). Run with
+//! `cargo test --release --features real-sources`.
+#![cfg(feature = "real-sources")]
+
+use std::path::PathBuf;
+
+use rocqa::config::{Layout, ProjectFile, Scope};
+use rocqa::graph::CodeGraph;
+use rocqa::index::{index_tree, IndexStats};
+use rocqa::model::{EdgeKind, GraphNode, InterfaceGraph, LibraryIndex, NodeKind};
+
+fn layout() -> Layout {
+    Layout {
+        root: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+    }
+}
+
+/// Indexes one pinned tree through the on-disk cache (warm after the first test).
+fn load(lib: &str, version: &str) -> (LibraryIndex, IndexStats, Scope) {
+    let l = layout();
+    let project = ProjectFile::load(&l.project_file()).expect("rocqa.toml loads");
+    let cfg = project.library(lib).expect("library configured");
+    let scope = Scope::load(&l.scope_file(lib)).expect("allowlist loads");
+    let tree = rocqa::source::tree_path(&l.sources(), lib, version)
+        .unwrap_or_else(|e| panic!("{e}\n(run scripts/setup.sh to fetch the real sources)"));
+    let (index, stats) = index_tree(
+        lib,
+        version,
+        &tree,
+        cfg,
+        &scope,
+        Some(&l.index_cache(lib, version)),
+    )
+    .expect("index builds");
+    (index, stats, scope)
+}
+
+fn graph_of(lib: &str, version: &str, pair: Option<(&str, &str)>, api: &str) -> InterfaceGraph {
+    let (main, _, scope) = load(lib, version);
+    let pair = pair.map(|(l, v)| load(l, v).0);
+    let g = CodeGraph::new(&main, pair.as_ref(), &scope);
+    let f = main
+        .api
+        .iter()
+        .find(|a| a.name == api)
+        .unwrap_or_else(|| panic!("{api} not discovered"));
+    g.interface(f)
+}
+
+fn node<'g>(g: &'g InterfaceGraph, name: &str) -> &'g GraphNode {
+    g.nodes.iter().find(|n| n.name == name).unwrap_or_else(|| {
+        panic!(
+            "{name} not in the graph of {}; nodes: {:?}",
+            g.api.name,
+            g.nodes.iter().map(|n| &n.name).collect::<Vec<_>>()
+        )
+    })
+}
+
+/// The edge FROM -> TO (by node name), with its kind and site.
+fn edge(g: &InterfaceGraph, from: &str, to: &str) -> (EdgeKind, String, u32, Option<String>) {
+    g.edges
+        .iter()
+        .find(|e| g.nodes[e.from].name == from && g.nodes[e.to].name == to)
+        .map(|e| (e.kind, e.file.clone(), e.line, e.via_macro.clone()))
+        .unwrap_or_else(|| panic!("no edge {from} -> {to} in the graph of {}", g.api.name))
+}
+
+/// FACTS.md cites a definition by a line of its header (template line, return type or
+/// name line); the node must span it.
+fn assert_at(n: &GraphNode, file: &str, line: u32) {
+    assert_eq!(n.file, file, "{} file", n.name);
+    assert!(
+        n.start_line <= line && line <= n.line.max(n.start_line),
+        "{} at {}:{}-{} (name line {}), expected to cover line {line}",
+        n.name,
+        n.file,
+        n.start_line,
+        n.end_line,
+        n.line
+    );
+}
+
+#[test]
+fn public_api_counts_match_the_headers() {
+    for (lib, version, total, wide) in [
+        ("rocblas", "6.4.4", 1216, 577),
+        ("rocblas", "5.5.1", 628, 0),
+        ("rocsolver", "6.4.3", 913, 130),
+        ("rocsolver", "5.5.1", 691, 0),
+    ] {
+        let (_, stats, _) = load(lib, version);
+        println!(
+            "{lib} {version}: {} API functions ({} _64) in {} families",
+            stats.api_functions, stats.api_64, stats.api_families
+        );
+        assert_eq!(stats.api_functions, total, "{lib} {version}");
+        assert_eq!(stats.api_64, wide, "{lib} {version} _64");
+    }
+}
+
+#[test]
+fn scal_family_groups_every_variant() {
+    let (index, _, _) = load("rocblas", "6.4.4");
+    let scal: Vec<&str> = index
+        .api
+        .iter()
+        .filter(|a| a.family == "scal")
+        .map(|a| a.name.as_str())
+        .collect();
+    for name in [
+        "rocblas_sscal",
+        "rocblas_zdscal_strided_batched_64",
+        "rocblas_csscal_batched",
+        "rocblas_scal_ex",
+        "rocblas_scal_strided_batched_ex_64",
+    ] {
+        assert!(
+            scal.contains(&name),
+            "{name} missing from family scal: {scal:?}"
+        );
+    }
+    assert_eq!(scal.len(), 42);
+}
+
+#[test]
+fn in_scope_families_reach_device_code() {
+    for (lib, version, pair) in [
+        ("rocblas", "6.4.4", None),
+        ("rocsolver", "6.4.3", Some(("rocblas", "6.4.4"))),
+    ] {
+        let (main, _, scope) = load(lib, version);
+        let pair = pair.map(|(l, v)| load(l, v).0);
+        let s = CodeGraph::new(&main, pair.as_ref(), &scope).stats();
+        println!(
+            "{lib} {version}: {}/{} in-scope families reach device code ({:.1}%); not: {:?}",
+            s.reaching, s.in_scope, s.percent, s.not_reaching
+        );
+        assert!(
+            s.in_scope >= 50,
+            "{lib}: only {} families in scope",
+            s.in_scope
+        );
+        assert!(
+            s.percent >= 95.0,
+            "{lib} {version}: {:.1}% < 95%: {:?}",
+            s.percent,
+            s.not_reaching
+        );
+        assert!(
+            s.no_entry.is_empty(),
+            "{lib}: APIs without a definition: {:?}",
+            s.no_entry
+        );
+    }
+}
+
+#[test]
+fn sscal_path_matches_the_traced_lines() {
+    let g = graph_of("rocblas", "6.4.4", None, "rocblas_sscal");
+    assert_eq!(
+        (g.nodes[0].file.as_str(), g.nodes[0].line),
+        ("library/include/internal/rocblas-functions.h", 78)
+    );
+    let (kind, file, line, via) = edge(&g, "rocblas_sscal", "rocblas_sscal");
+    assert_eq!(
+        (kind, file.as_str(), line, via.as_deref()),
+        (
+            EdgeKind::Entry,
+            "library/src/blas1/rocblas_scal.cpp",
+            27,
+            Some("INST_SCAL_C_API")
+        )
+    );
+    assert_at(
+        node(&g, "rocblas_scal_impl"),
+        "library/src/blas1/rocblas_scal_imp.hpp",
+        52,
+    );
+    assert_at(
+        node(&g, "rocblas_internal_scal_template"),
+        "library/src/blas1/rocblas_scal_kernels.cpp",
+        32,
+    );
+    assert_at(
+        node(&g, "rocblas_internal_scal_launcher"),
+        "library/src/blas1/rocblas_scal_kernels.hpp",
+        184,
+    );
+    let k = node(&g, "rocblas_scal_kernel");
+    assert_eq!((k.kind, k.start_line, k.line), (NodeKind::Kernel, 26, 28));
+    let (kind, file, line, via) = edge(&g, "rocblas_internal_scal_launcher", "rocblas_scal_kernel");
+    assert_eq!(
+        (kind, file.as_str(), line, via.as_deref()),
+        (
+            EdgeKind::Launch,
+            "library/src/blas1/rocblas_scal_kernels.hpp",
+            293,
+            Some("ROCBLAS_LAUNCH_KERNEL")
+        )
+    );
+    assert_eq!(
+        edge(&g, "rocblas_scal_impl", "rocblas_internal_scal_template").0,
+        EdgeKind::MacroCall
+    );
+    assert_eq!(
+        edge(
+            &g,
+            "rocblas_internal_scal_template",
+            "rocblas_internal_scal_launcher"
+        )
+        .0,
+        EdgeKind::Call
+    );
+    // Logging is denied by the allowlist and must not show up.
+    assert!(
+        !g.nodes.iter().any(|n| n.name.starts_with("log_")),
+        "denied logging symbols in the graph"
+    );
+}
+
+#[test]
+fn dgemv_launch_hides_behind_a_local_define() {
+    let g = graph_of("rocblas", "6.4.4", None, "rocblas_dgemv");
+    assert_at(
+        node(&g, "rocblas_gemv_impl"),
+        "library/src/blas2/rocblas_gemv_imp.hpp",
+        42,
+    );
+    assert_at(
+        node(&g, "rocblas_internal_gemv_launcher"),
+        "library/src/blas2/rocblas_gemv_kernels.cpp",
+        119,
+    );
+    // The impl calls the launcher directly, skipping a _template.
+    assert_eq!(
+        edge(&g, "rocblas_gemv_impl", "rocblas_internal_gemv_launcher").0,
+        EdgeKind::MacroCall
+    );
+    let (kind, file, line, _) = edge(&g, "rocblas_internal_gemv_launcher", "rocblas_gemvn_kernel");
+    assert_eq!(
+        (kind, file.as_str(), line),
+        (
+            EdgeKind::Launch,
+            "library/src/blas2/rocblas_gemv_kernels.cpp",
+            246
+        )
+    );
+    let k = node(&g, "rocblas_gemvn_kernel");
+    assert_eq!(k.kind, NodeKind::Kernel);
+    assert_at(k, "library/src/blas2/gemv_device.hpp", 1023);
+}
+
+#[test]
+fn strsm_takes_all_three_ways_down_to_gemm() {
+    let g = graph_of("rocblas", "6.4.4", None, "rocblas_strsm");
+    assert_at(
+        node(&g, "rocblas_trsm_ex_impl"),
+        "library/src/blas3/rocblas_trsm_imp.hpp",
+        55,
+    );
+    assert_at(
+        node(&g, "rocblas_internal_trsm_template"),
+        "library/src/blas3/rocblas_trsm_kernels.cpp",
+        32,
+    );
+    assert_at(
+        node(&g, "rocblas_internal_trsm_launcher"),
+        "library/src/blas3/rocblas_trsm_kernels.hpp",
+        3723,
+    );
+    for way in [
+        "rocblas_trsm_small",
+        "rocblas_trtri_trsm_template",
+        "special_trsm_template",
+        "rocblas_trsm_left",
+    ] {
+        edge(&g, "rocblas_internal_trsm_launcher", way);
+    }
+    let gemm = node(&g, "rocblas_internal_gemm");
+    assert_eq!(gemm.file, "library/src/blas3/Tensile/gemm_templates.cpp");
+    for caller in ["special_trsm_template", "rocblas_trsm_left"] {
+        edge(&g, caller, "rocblas_internal_gemm");
+    }
+    // GEMM ends in the Tensile backend: an explicit opaque leaf.
+    let (kind, _, _, _) = edge(&g, "rocblas_internal_gemm", "rocblas_call_tensile");
+    assert_eq!(kind, EdgeKind::Opaque);
+    assert!(g
+        .nodes
+        .iter()
+        .any(|n| n.kind == NodeKind::Kernel && n.name.starts_with("rocblas_trsm_small")));
+}
+
+#[test]
+fn sgetrf_reaches_getf2_iamax_and_crosses_into_rocblas() {
+    let g = graph_of(
+        "rocsolver",
+        "6.4.3",
+        Some(("rocblas", "6.4.4")),
+        "rocsolver_sgetrf",
+    );
+    let (kind, file, _, _) = edge(&g, "rocsolver_sgetrf", "rocsolver_sgetrf");
+    assert_eq!(
+        (kind, file.as_str()),
+        (EdgeKind::Entry, "library/src/lapack/roclapack_getrf.cpp")
+    );
+    edge(&g, "rocsolver_sgetrf", "rocsolver_getrf_impl");
+    edge(&g, "rocsolver_getrf_impl", "rocsolver_getrf_template");
+    edge(&g, "rocsolver_getf2_template", "getf2_iamax");
+    let k = node(&g, "getf2_iamax");
+    assert_eq!(
+        (k.kind, k.file.as_str()),
+        (NodeKind::Kernel, "library/src/lapack/roclapack_getf2.hpp")
+    );
+    let cross: Vec<&GraphNode> = g
+        .edges
+        .iter()
+        .filter(|e| e.kind == EdgeKind::CrossLibrary)
+        .map(|e| &g.nodes[e.to])
+        .collect();
+    assert!(
+        cross
+            .iter()
+            .any(|n| n.name == "rocblas_internal_scal_template" && n.lib == "rocblas"),
+        "no cross edge into rocblas scal"
+    );
+    // Through rocBLAS down to one of its kernels.
+    assert!(g
+        .nodes
+        .iter()
+        .any(|n| n.lib == "rocblas" && n.kind == NodeKind::Kernel));
+}
+
+#[test]
+fn kernels_and_launches_are_found_in_both_releases() {
+    // FACTS.md counts (by grep): rocBLAS 6.4.4 137 kernels, 5.5.1 132; rocSOLVER 6.4.3 158, 5.5.1 108.
+    for (lib, version, kernels, launches) in [
+        ("rocblas", "6.4.4", 130, 450),
+        ("rocblas", "5.5.1", 125, 450),
+        ("rocsolver", "6.4.3", 158, 440),
+        ("rocsolver", "5.5.1", 108, 330),
+    ] {
+        let (_, s, _) = load(lib, version);
+        println!(
+            "{lib} {version}: {} kernels, {} launch sites, {} files with parse errors",
+            s.kernels, s.launches, s.files_with_errors
+        );
+        assert!(
+            s.kernels >= kernels,
+            "{lib} {version}: {} kernels < {kernels}",
+            s.kernels
+        );
+        assert!(
+            s.launches >= launches,
+            "{lib} {version}: {} launches < {launches}",
+            s.launches
+        );
+        assert!(
+            s.files_with_errors * 50 <= s.files,
+            "{lib} {version}: {} of {} files keep parse errors",
+            s.files_with_errors,
+            s.files
+        );
+    }
+}
+
+#[test]
+fn second_index_run_reads_everything_from_the_cache() {
+    let l = layout();
+    let project = ProjectFile::load(&l.project_file()).unwrap();
+    let cfg = project.library("rocsolver").unwrap();
+    let scope = Scope::load(&l.scope_file("rocsolver")).unwrap();
+    let tree = rocqa::source::tree_path(&l.sources(), "rocsolver", "6.4.3").unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let (a, cold) =
+        index_tree("rocsolver", "6.4.3", &tree, cfg, &scope, Some(cache.path())).unwrap();
+    let (b, warm) =
+        index_tree("rocsolver", "6.4.3", &tree, cfg, &scope, Some(cache.path())).unwrap();
+    assert_eq!(cold.parsed, cold.files);
+    assert_eq!((warm.parsed, warm.cached), (0, warm.files));
+    assert_eq!(a, b);
+}
