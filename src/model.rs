@@ -115,6 +115,15 @@ pub struct CallSite {
     pub line: u32,
     /// Macro the call came out of, if any.
     pub via_macro: Option<String>,
+    /// True when the callee's name is written at this place of the original file,
+    /// including inside a macro argument (`RETURN_IF_ERROR(check(x))`); false when only
+    /// the macro's body supplies it.
+    #[serde(default = "yes")]
+    pub written: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// A kernel launch (`hipLaunchKernelGGL`, `<<<>>>`, or a library launch macro).
@@ -164,6 +173,12 @@ pub struct FileIndex {
     pub includes: Vec<String>,
     /// Number of tree-sitter ERROR nodes left after preprocessing.
     pub parse_errors: u32,
+    /// The build context the file was read in: empty for the library's global defines,
+    /// else the extra defines (e.g. `ROCBLAS_INTERNAL_ILP64=1`). A header that reads
+    /// differently under a translation unit's extra defines is indexed once more in
+    /// that context.
+    #[serde(default)]
+    pub context: String,
 }
 
 /// One public C API function declared in the library's public headers.

@@ -200,8 +200,14 @@ fn sscal_path_matches_the_traced_lines() {
             Some("ROCBLAS_LAUNCH_KERNEL")
         )
     );
+    // `ROCBLAS_API(rocblas_internal_scal_template)(...)`: the name is written at the call.
     assert_eq!(
         edge(&g, "rocblas_scal_impl", "rocblas_internal_scal_template").0,
+        EdgeKind::Call
+    );
+    // The IMPL macro's body, not rocblas_scal.cpp, names the impl.
+    assert_eq!(
+        edge(&g, "rocblas_sscal", "rocblas_scal_impl").0,
         EdgeKind::MacroCall
     );
     assert_eq!(
@@ -221,6 +227,39 @@ fn sscal_path_matches_the_traced_lines() {
 }
 
 #[test]
+fn ilp64_api_goes_through_the_64_bit_template() {
+    // src64/ is compiled with ROCBLAS_INTERNAL_ILP64: the shared `_imp.hpp` then calls
+    // rocblas_internal_scal_template_64, which chunks and calls the 32-bit launcher.
+    let g = graph_of("rocblas", "6.4.4", None, "rocblas_sscal_64");
+    let (kind, file, _, _) = edge(&g, "rocblas_sscal_64", "rocblas_sscal_64");
+    assert_eq!(
+        (kind, file.as_str()),
+        (
+            EdgeKind::Entry,
+            "library/src/src64/blas1/rocblas_scal_64.cpp"
+        )
+    );
+    edge(&g, "rocblas_scal_impl", "rocblas_internal_scal_template_64");
+    edge(
+        &g,
+        "rocblas_internal_scal_template_64",
+        "rocblas_internal_scal_launcher_64",
+    );
+    edge(&g, "rocblas_internal_scal_launcher", "rocblas_scal_kernel");
+    assert!(!g
+        .nodes
+        .iter()
+        .any(|n| n.name == "rocblas_internal_scal_template"));
+    // And the 32-bit API does not wander into the 64-bit code.
+    let g32 = graph_of("rocblas", "6.4.4", None, "rocblas_sscal");
+    assert!(
+        !g32.nodes.iter().any(|n| n.name.ends_with("_64")),
+        "{:?}",
+        g32.nodes.iter().map(|n| &n.name).collect::<Vec<_>>()
+    );
+}
+
+#[test]
 fn dgemv_launch_hides_behind_a_local_define() {
     let g = graph_of("rocblas", "6.4.4", None, "rocblas_dgemv");
     assert_at(
@@ -236,7 +275,7 @@ fn dgemv_launch_hides_behind_a_local_define() {
     // The impl calls the launcher directly, skipping a _template.
     assert_eq!(
         edge(&g, "rocblas_gemv_impl", "rocblas_internal_gemv_launcher").0,
-        EdgeKind::MacroCall
+        EdgeKind::Call
     );
     let (kind, file, line, _) = edge(&g, "rocblas_internal_gemv_launcher", "rocblas_gemvn_kernel");
     assert_eq!(

@@ -125,6 +125,10 @@ pub struct IndexArgs {
     /// Print what the index holds for one file (path relative to the tree root), as JSON.
     #[arg(long)]
     pub file: Option<String>,
+    /// With --file: print the file as the parser sees it (macros expanded, inactive
+    /// branches blank), numbered with the original lines.
+    #[arg(long, requires = "file")]
+    pub expanded: bool,
 }
 
 /// `rocqa api`.
@@ -357,6 +361,26 @@ fn version_of(project: &ProjectFile, a: &LibArgs) -> Result<String> {
 fn run_index(layout: &Layout, a: IndexArgs) -> Result<i32> {
     let project = ProjectFile::load(&layout.project_file())?;
     let version = version_of(&project, &a.lib)?;
+    if let (Some(path), true) = (&a.file, a.expanded) {
+        let lcfg = project.library(&a.lib.lib)?;
+        let scope = Scope::load(&layout.scope_file(&a.lib.lib))?;
+        let tree = source::tree_path(&layout.sources(), &a.lib.lib, &version)?;
+        let (text, expansions) = crate::index::expand_file(&a.lib.lib, &tree, lcfg, &scope, path)?;
+        for (n, line) in text.lines().enumerate() {
+            if !line.trim().is_empty() {
+                say!("{:>6}  {line}", n + 1);
+            }
+        }
+        for e in &expansions {
+            say!(
+                "expanded {} (defined at {}:{})",
+                e.name,
+                e.def_file,
+                e.def_line
+            );
+        }
+        return Ok(0);
+    }
     let l = load_index(layout, &project, &a.lib.lib, &version, !a.no_cache)?;
     if let Some(path) = &a.file {
         let Some(f) = l.index.files.iter().find(|f| f.path == *path) else {
@@ -398,6 +422,10 @@ fn run_index(layout: &Layout, a: IndexArgs) -> Result<i32> {
             s.api_families
         );
         say!("  files with parse errors left: {}", s.files_with_errors);
+        say!(
+            "  headers read again under a translation unit's extra defines: {}",
+            s.variants
+        );
         say!("  {} ms", s.millis);
     }
     Ok(if l.stats.files == 0 { 1 } else { 0 })
@@ -495,6 +523,7 @@ fn run_graph(layout: &Layout, a: GraphArgs) -> Result<i32> {
 }
 
 fn run_scope(layout: &Layout, a: ScopeArgs) -> Result<i32> {
+    ProjectFile::load(&layout.project_file())?.library(&a.lib)?;
     let scope = Scope::load(&layout.scope_file(&a.lib))?;
     let s = &a.explain;
     let looks_like_path = s.contains('/') || s.contains('.');

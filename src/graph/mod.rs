@@ -35,6 +35,8 @@ struct LibView<'a> {
     calls_by_sym: Vec<HashMap<u32, Vec<usize>>>,
     launches_by_sym: Vec<HashMap<u32, Vec<usize>>>,
     file_id: HashMap<&'a str, u32>,
+    /// Per file entry: the entry of its path's first (global-context) reading.
+    canon: Vec<u32>,
     closure: RefCell<HashMap<u32, HashSet<u32>>>,
 }
 
@@ -44,8 +46,10 @@ impl<'a> LibView<'a> {
         let mut calls_by_sym = Vec::with_capacity(index.files.len());
         let mut launches_by_sym = Vec::with_capacity(index.files.len());
         let mut file_id = HashMap::new();
+        let mut canon = Vec::with_capacity(index.files.len());
         for (fi, f) in index.files.iter().enumerate() {
-            file_id.insert(f.path.as_str(), fi as u32);
+            // Variants of a header (other build contexts) share the first entry's id.
+            canon.push(*file_id.entry(f.path.as_str()).or_insert(fi as u32));
             for (si, s) in f.symbols.iter().enumerate() {
                 by_name.entry(s.name.as_str()).or_default().push(SymRef {
                     lib,
@@ -70,6 +74,7 @@ impl<'a> LibView<'a> {
             calls_by_sym,
             launches_by_sym,
             file_id,
+            canon,
             closure: RefCell::new(HashMap::new()),
         }
     }
@@ -78,8 +83,9 @@ impl<'a> LibView<'a> {
         &self.index.files[r.file as usize].symbols[r.sym as usize]
     }
 
-    /// Files a file includes, transitively, itself included.
+    /// Does `from` include `to`, transitively (or is it `to`)?
     fn reaches(&self, from: u32, to: u32) -> bool {
+        let (from, to) = (self.canon[from as usize], self.canon[to as usize]);
         if from == to {
             return true;
         }
@@ -150,11 +156,33 @@ impl<'a> CodeGraph<'a> {
                 c = seen;
             }
         }
+        if c.len() > 1 {
+            // A header read under several build contexts: the caller's own context wins,
+            // then the global one.
+            let ctx = self.context(caller);
+            for want in [ctx, ""] {
+                let same: Vec<SymRef> = c
+                    .iter()
+                    .copied()
+                    .filter(|r| self.context(*r) == want)
+                    .collect();
+                if !same.is_empty() {
+                    c = same;
+                    break;
+                }
+            }
+        }
         if c.len() > self.scope.limits.max_fanout {
             Vec::new()
         } else {
             c
         }
+    }
+
+    fn context(&self, r: SymRef) -> &'a str {
+        self.libs[r.lib].index.files[r.file as usize]
+            .context
+            .as_str()
     }
 
     /// Builds the interface graph of one API function.
@@ -198,6 +226,9 @@ impl<'a> CodeGraph<'a> {
                 .flatten()
             {
                 let l = &file.launches[k];
+                if !self.scope.symbol_in(&l.kernel) {
+                    continue;
+                }
                 let targets = self.narrow(r, self.candidates(r.lib, &l.kernel, true));
                 out.push(Step {
                     kind: EdgeKind::Launch,
@@ -236,7 +267,7 @@ impl<'a> CodeGraph<'a> {
                 let own = self.candidates(r.lib, name, false);
                 let (kind, c) = if own.is_empty() && r.lib == 0 && self.libs.len() > 1 {
                     (EdgeKind::CrossLibrary, self.candidates(1, name, false))
-                } else if call.via_macro.is_some() {
+                } else if !call.written {
                     (EdgeKind::MacroCall, own)
                 } else {
                     (EdgeKind::Call, own)
@@ -342,8 +373,16 @@ impl<'a> CodeGraph<'a> {
             SymbolKind::DeviceHelper => NodeKind::DeviceHelper,
             SymbolKind::Function => NodeKind::Function,
         };
+        let ctx = self.context(r);
         let n = g.add_node(GraphNode {
-            id: format!("{}:{}:{}:{}", v.index.lib, s.file, s.name_line, s.name),
+            id: if ctx.is_empty() {
+                format!("{}:{}:{}:{}", v.index.lib, s.file, s.name_line, s.name)
+            } else {
+                format!(
+                    "{}:{}:{}:{}@{ctx}",
+                    v.index.lib, s.file, s.name_line, s.name
+                )
+            },
             name: s.name.clone(),
             kind,
             lib: v.index.lib.clone(),
@@ -352,7 +391,7 @@ impl<'a> CodeGraph<'a> {
             start_line: s.line,
             end_line: s.end_line,
             depth,
-            note: None,
+            note: (!ctx.is_empty()).then(|| format!("as compiled with {ctx}")),
         });
         node_of.insert(r, n);
         n

@@ -62,6 +62,10 @@ fn walk(
         } else {
             format!("{}:{} (-{})", n.file, n.line, n.end_line)
         };
+        let ctx = match (&n.note, n.kind) {
+            (Some(note), k) if k != NodeKind::Opaque => format!(" ({note})"),
+            _ => String::new(),
+        };
         let lib = if n.lib != g.lib {
             format!(" {{{}}}", n.lib)
         } else {
@@ -74,7 +78,7 @@ fn walk(
         };
         let _ = writeln!(
             out,
-            "{pad}-{}-> {} [{}]{lib} {place}  @{site}{via}{again}",
+            "{pad}-{}-> {} [{}]{lib} {place}{ctx}  @{site}{via}{again}",
             edge_label(e.kind),
             n.name,
             node_label(n.kind)

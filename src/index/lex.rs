@@ -252,7 +252,9 @@ mod tests {
         assert_eq!(out.lines().count(), src.lines().count());
         assert!(out.contains("\"//not\""));
         assert!(!out.contains('x') && !out.contains('y') && !out.contains('z'));
-        assert!(out.contains(" c "));
+        assert_eq!(out, "a \nb \nc \"//not\" '/'\n");
+        // Blank runs shrink to one space; literals keep theirs.
+        assert_eq!(strip_comments("int   x =\t\"a  b\";"), "int x = \"a  b\";");
     }
 
     #[test]

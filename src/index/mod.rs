@@ -28,7 +28,7 @@ use crate::model::{FileIndex, LibraryIndex, MacroDef};
 use preprocess::{DirKind, Directive, Fallback, Includes, Macro, MacroTable};
 
 /// Bumped whenever the index format or extraction changes, so old caches are ignored.
-const INDEX_FORMAT: u32 = 1;
+const INDEX_FORMAT: u32 = 3;
 
 /// Why indexing failed.
 #[derive(Debug, thiserror::Error)]
@@ -39,7 +39,7 @@ pub enum IndexError {
     )]
     NoTree(String),
     /// A file could not be read.
-    #[error("{path}: cannot read: {source}")]
+    #[error("{path}: cannot read")]
     Read {
         /// File.
         path: String,
@@ -56,8 +56,11 @@ pub enum IndexError {
         /// What is wrong.
         message: String,
     },
+    /// A file asked for is not among the indexed ones.
+    #[error("{0}: not an indexed file (out of scope, or not a C/C++ file); `rocqa scope --explain` says why")]
+    NotIndexed(String),
     /// The cache could not be written.
-    #[error("{path}: cannot write the index cache: {source}")]
+    #[error("{path}: cannot write the index cache")]
     Cache {
         /// File.
         path: String,
@@ -71,7 +74,9 @@ pub enum IndexError {
 pub struct IndexStats {
     /// Files in scope.
     pub files: usize,
-    /// Files parsed in this run.
+    /// Headers indexed once more because a translation unit's extra defines change them.
+    pub variants: usize,
+    /// Files (and variants) parsed in this run.
     pub parsed: usize,
     /// Files taken from the cache.
     pub cached: usize,
@@ -134,19 +139,7 @@ pub fn index_tree(
         return Err(IndexError::NoTree(tree.display().to_string()));
     }
     let rels = list_files(tree, cfg, scope);
-    let sources: Vec<Source> = rels
-        .into_par_iter()
-        .map(|rel| {
-            let bytes = std::fs::read(tree.join(&rel)).map_err(|source| IndexError::Read {
-                path: tree.join(&rel).display().to_string(),
-                source,
-            })?;
-            let hash = xxh3_64(&bytes);
-            let text = String::from_utf8(bytes)
-                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-            Ok(Source { rel, text, hash })
-        })
-        .collect::<Result<_, IndexError>>()?;
+    let sources = read_sources(tree, rels)?;
     tracing::debug!(
         files = sources.len(),
         ms = t0.elapsed().as_millis() as u64,
@@ -177,7 +170,7 @@ pub fn index_tree(
 
     if cached.whole_key == whole_key && cached.format == INDEX_FORMAT {
         // Nothing changed: the warm path reads, hashes, and loads.
-        stats.cached = cached.files.len();
+        stats.cached = sources.len();
         let api = api::group(
             cached.api_decls,
             &cfg.api_prefix,
@@ -194,96 +187,96 @@ pub fn index_tree(
         return Ok((index, stats));
     }
 
-    // Directives of every file: needed to follow includes.
-    let cleaned: Vec<(String, Vec<Directive>)> = sources
-        .par_iter()
-        .map(|s| {
-            let clean = lex::strip_comments(&s.text);
-            let dirs = preprocess::scan_directives(&clean, &Arc::from(s.rel.as_str()));
-            (clean, dirs)
-        })
-        .collect();
+    let prepared = Prepared::new(lib, cfg, &sources)?;
     tracing::debug!(ms = t0.elapsed().as_millis() as u64, "Scanned directives.");
-    let macro_digest = {
-        let mut h = Xxh3::new();
-        for (clean, dirs) in &cleaned {
-            for d in dirs {
-                h.update(&clean.as_bytes()[d.start..d.end]);
-            }
-        }
-        h.digest()
-    };
-    let reuse: HashMap<&str, &FileIndex> = if cached.macro_digest == macro_digest {
-        cached.files.iter().map(|f| (f.path.as_str(), f)).collect()
+    let reuse: HashMap<(&str, &str), &FileIndex> = if cached.macro_digest == prepared.macro_digest {
+        cached
+            .files
+            .iter()
+            .map(|f| ((f.path.as_str(), f.context.as_str()), f))
+            .collect()
     } else {
         HashMap::new()
     };
-    let fallback =
-        preprocess::build_fallback(cleaned.iter().flat_map(|(_, ds)| ds).filter_map(|d| {
-            match &d.kind {
-                DirKind::Define(m) => Some(m),
-                _ => None,
-            }
-        }));
-    let base = defines_table(&cfg.defines);
-    let file_defines = compile_file_defines(lib, cfg)?;
-    let by_path: HashMap<&str, usize> = sources
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.rel.as_str(), i))
-        .collect();
-    let resolved = cleaned
-        .par_iter()
-        .enumerate()
-        .map(|(id, (_, dirs))| {
-            dirs.iter()
-                .map(|d| match &d.kind {
-                    DirKind::Include(t, q) => {
-                        resolve_include(&sources, &by_path, &cfg.include_dirs, id, t, *q)
-                    }
-                    _ => None,
-                })
-                .collect()
-        })
-        .collect();
-    let tree_view = TreeView {
-        sources: &sources,
-        cleaned: &cleaned,
-        resolved,
-    };
 
-    let files: Vec<(FileIndex, bool)> = sources
+    let files: Vec<(FileIndex, bool, Vec<usize>)> = sources
         .par_iter()
         .enumerate()
         .map(|(id, s)| {
             let hash = format!("{:016x}", s.hash);
-            if let Some(f) = reuse.get(s.rel.as_str()).filter(|f| f.content_hash == hash) {
-                return ((*f).clone(), true);
+            let rules = prepared.context_of(id);
+            let context = prepared.context_name(&rules);
+            if let Some(f) = reuse
+                .get(&(s.rel.as_str(), context.as_str()))
+                .filter(|f| f.content_hash == hash)
+            {
+                // Translation units under extra defines still need their include list.
+                let included = if rules.is_empty() {
+                    Vec::new()
+                } else {
+                    prepared.run_in(id, &rules, true).included
+                };
+                return ((*f).clone(), true, included);
             }
-            let mut table = base.clone();
-            for (set, defs) in &file_defines {
-                if set.is_match(&s.rel) {
-                    table.defs.extend(defines_table(defs).defs);
-                }
+            let pre = prepared.run_in(id, &rules, true);
+            let included = if rules.is_empty() {
+                Vec::new()
+            } else {
+                pre.included.clone()
+            };
+            (index_file(id, s, &prepared, pre, context), false, included)
+        })
+        .collect();
+    // Headers included under extra defines (rocBLAS's src64/ files include the same
+    // `_imp.hpp` as the 32-bit ones, with ROCBLAS_INTERNAL_ILP64): index them again as
+    // those translation units see them, where that changes their text.
+    let mut wanted: std::collections::BTreeSet<(usize, Vec<usize>)> = Default::default();
+    for (id, (_, _, included)) in files.iter().enumerate() {
+        let rules = prepared.context_of(id);
+        for &h in included {
+            if prepared.context_of(h) != rules {
+                wanted.insert((h, rules.clone()));
             }
-            (
-                index_file(id, s, &cleaned[id], &table, &fallback, &tree_view),
-                false,
-            )
+        }
+    }
+    let variants: Vec<(FileIndex, bool)> = wanted
+        .into_par_iter()
+        .filter_map(|(h, rules)| {
+            let s = &sources[h];
+            let context = prepared.context_name(&rules);
+            let hash = format!("{:016x}", s.hash);
+            if let Some(f) = reuse
+                .get(&(s.rel.as_str(), context.as_str()))
+                .filter(|f| f.content_hash == hash)
+            {
+                return Some(((*f).clone(), true));
+            }
+            let own = prepared.run_in(h, &prepared.context_of(h), true);
+            let there = prepared.run_in(h, &rules, true);
+            (own.text != there.text).then(|| (index_file(h, s, &prepared, there, context), false))
         })
         .collect();
     tracing::debug!(ms = t0.elapsed().as_millis() as u64, "Parsed.");
+    // Counted over the tree's files; variants are reported on their own.
     stats.cached = files.iter().filter(|f| f.1).count();
     stats.parsed = files.len() - stats.cached;
+    let files: Vec<(FileIndex, bool)> = files
+        .into_iter()
+        .map(|(f, r, _)| (f, r))
+        .chain(variants)
+        .collect();
     let files: Vec<FileIndex> = files.into_iter().map(|f| f.0).collect();
 
     let headers = compile_globs(lib, &cfg.public_headers)?;
     let mut decls = Vec::new();
-    for s in &sources {
+    for (id, s) in sources.iter().enumerate() {
         if headers.is_match(&s.rel) {
+            // Conditionals apply (a declaration under `#if 0` is not API); macros stay
+            // unexpanded so the export macro is still there to find.
+            let text = prepared.run_in(id, &[], false).text;
             decls.extend(api::declarations(
                 &s.rel,
-                &s.text,
+                &text,
                 &cfg.export_macro,
                 &cfg.api_prefix,
             ));
@@ -307,7 +300,7 @@ pub fn index_tree(
             format: INDEX_FORMAT,
             config_digest,
             whole_key,
-            macro_digest,
+            macro_digest: prepared.macro_digest,
             files: index.files.clone(),
             api_decls: decls,
         };
@@ -315,6 +308,21 @@ pub fn index_tree(
     }
     fill_stats(&mut stats, &index, t0);
     Ok((index, stats))
+}
+
+fn read_sources(tree: &Path, rels: Vec<String>) -> Result<Vec<Source>, IndexError> {
+    rels.into_par_iter()
+        .map(|rel| {
+            let bytes = std::fs::read(tree.join(&rel)).map_err(|source| IndexError::Read {
+                path: tree.join(&rel).display().to_string(),
+                source,
+            })?;
+            let hash = xxh3_64(&bytes);
+            let text = String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+            Ok(Source { rel, text, hash })
+        })
+        .collect()
 }
 
 fn write_cache(p: &Path, c: &CacheFile) -> Result<(), IndexError> {
@@ -334,7 +342,13 @@ fn write_cache(p: &Path, c: &CacheFile) -> Result<(), IndexError> {
 
 fn fill_stats(stats: &mut IndexStats, index: &LibraryIndex, t0: Instant) {
     use crate::model::SymbolKind;
+    let mut seen = std::collections::HashSet::new();
     for f in &index.files {
+        // A header indexed again in another build context is counted once.
+        if !seen.insert(f.path.as_str()) {
+            stats.variants += 1;
+            continue;
+        }
         stats.symbols += f.symbols.len();
         stats.kernels += f
             .symbols
@@ -374,18 +388,15 @@ fn fill_stats(stats: &mut IndexStats, index: &LibraryIndex, t0: Instant) {
 fn index_file(
     id: usize,
     s: &Source,
-    cleaned: &(String, Vec<Directive>),
-    table: &MacroTable,
-    fallback: &Fallback,
-    tree: &TreeView,
+    prep: &Prepared,
+    pre: preprocess::Preprocessed,
+    context: String,
 ) -> FileIndex {
     let t = Instant::now();
-    let pre = preprocess::preprocess(id, &cleaned.0, table, fallback, tree);
-    let t1 = t.elapsed();
     let ex = parse::extract(&s.rel, &pre.text, &pre.expansions);
-    tracing::trace!(file = %s.rel, bytes = pre.text.len(), pre_us = t1.as_micros() as u64, parse_us = (t.elapsed() - t1).as_micros() as u64, "Indexed.");
-    let macros = cleaned
-        .1
+    tracing::trace!(file = %s.rel, context, bytes = pre.text.len(), parse_us = t.elapsed().as_micros() as u64, "Indexed.");
+    let dirs = &prep.cleaned[id].1;
+    let macros = dirs
         .iter()
         .filter_map(|d| match &d.kind {
             DirKind::Define(m) => Some(MacroDef {
@@ -398,12 +409,11 @@ fn index_file(
             _ => None,
         })
         .collect();
-    let mut includes: Vec<String> = cleaned
-        .1
+    let mut includes: Vec<String> = dirs
         .iter()
         .enumerate()
         .filter_map(|(k, d)| match &d.kind {
-            DirKind::Include(..) => tree.included(id, k).map(|i| tree.sources[i].rel.clone()),
+            DirKind::Include(..) => prep.included(id, k).map(|i| prep.rels[i].clone()),
             _ => None,
         })
         .collect();
@@ -417,23 +427,150 @@ fn index_file(
         macros,
         includes,
         parse_errors: ex.errors,
+        context,
     }
 }
 
-struct TreeView<'a> {
-    sources: &'a [Source],
-    cleaned: &'a [(String, Vec<Directive>)],
+/// Everything preprocessing needs about the whole tree, computed once per run.
+struct Prepared {
+    rels: Vec<String>,
+    /// Per file: comment-free text and its directives.
+    cleaned: Vec<(String, Vec<Directive>)>,
     /// Per file, per directive: the file an `#include` resolves to.
     resolved: Vec<Vec<Option<usize>>>,
+    fallback: Fallback,
+    base: MacroTable,
+    file_defines: FileDefineSets,
+    /// Hash of every directive of the tree: if it moves, any file may expand differently.
+    macro_digest: u64,
 }
 
-impl Includes for TreeView<'_> {
+impl Prepared {
+    fn new(lib: &str, cfg: &LibraryConfig, sources: &[Source]) -> Result<Prepared, IndexError> {
+        let cleaned: Vec<(String, Vec<Directive>)> = sources
+            .par_iter()
+            .map(|s| {
+                let clean = lex::strip_comments(&s.text);
+                let dirs = preprocess::scan_directives(&clean, &Arc::from(s.rel.as_str()));
+                (clean, dirs)
+            })
+            .collect();
+        let mut h = Xxh3::new();
+        for (clean, dirs) in &cleaned {
+            for d in dirs {
+                h.update(&clean.as_bytes()[d.start..d.end]);
+            }
+        }
+        let macro_digest = h.digest();
+        let fallback =
+            preprocess::build_fallback(cleaned.iter().flat_map(|(_, ds)| ds).filter_map(|d| {
+                match &d.kind {
+                    DirKind::Define(m) => Some(m),
+                    _ => None,
+                }
+            }));
+        let by_path: HashMap<&str, usize> = sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.rel.as_str(), i))
+            .collect();
+        let resolved = cleaned
+            .par_iter()
+            .enumerate()
+            .map(|(id, (_, dirs))| {
+                dirs.iter()
+                    .map(|d| match &d.kind {
+                        DirKind::Include(t, q) => {
+                            resolve_include(sources, &by_path, &cfg.include_dirs, id, t, *q)
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok(Prepared {
+            rels: sources.iter().map(|s| s.rel.clone()).collect(),
+            cleaned,
+            resolved,
+            fallback,
+            base: defines_table(&cfg.defines),
+            file_defines: compile_file_defines(lib, cfg)?,
+            macro_digest,
+        })
+    }
+
+    /// The `file_defines` rules that apply to a file, as the build compiles it.
+    fn context_of(&self, id: usize) -> Vec<usize> {
+        (0..self.file_defines.len())
+            .filter(|&k| self.file_defines[k].0.is_match(&self.rels[id]))
+            .collect()
+    }
+
+    /// A context's name: its defines, `NAME=value`, `+`-joined (empty for none).
+    fn context_name(&self, rules: &[usize]) -> String {
+        rules
+            .iter()
+            .flat_map(|&k| {
+                self.file_defines[k]
+                    .1
+                    .iter()
+                    .map(|(n, v)| format!("{n}={v}"))
+            })
+            .collect::<Vec<_>>()
+            .join("+")
+    }
+
+    /// Runs the preprocessor over one file, with the defines the build gives it.
+    fn preprocess(&self, id: usize) -> preprocess::Preprocessed {
+        self.run_in(id, &self.context_of(id), true)
+    }
+
+    /// Runs the preprocessor over one file with the global defines plus those of `rules`.
+    fn run_in(&self, id: usize, rules: &[usize], expand_macros: bool) -> preprocess::Preprocessed {
+        let mut table = self.base.clone();
+        for &k in rules {
+            table
+                .defs
+                .extend(defines_table(&self.file_defines[k].1).defs);
+        }
+        preprocess::preprocess(
+            id,
+            &self.cleaned[id].0,
+            &table,
+            &self.fallback,
+            self,
+            expand_macros,
+        )
+    }
+}
+
+impl Includes for Prepared {
     fn directives(&self, id: usize) -> &[Directive] {
         &self.cleaned[id].1
     }
     fn included(&self, id: usize, k: usize) -> Option<usize> {
         self.resolved[id].get(k).copied().flatten()
     }
+}
+
+/// What the parser sees for one file: the preprocessed text (same lines as the
+/// original) and the macros expanded in it. For checking how a file was read.
+pub fn expand_file(
+    lib: &str,
+    tree: &Path,
+    cfg: &LibraryConfig,
+    scope: &Scope,
+    rel: &str,
+) -> Result<(String, Vec<preprocess::Expansion>), IndexError> {
+    let rels = list_files(tree, cfg, scope);
+    let id = rels
+        .iter()
+        .position(|r| r == rel)
+        .ok_or_else(|| IndexError::NotIndexed(rel.to_string()))?;
+    let sources = read_sources(tree, rels)?;
+    let prep = Prepared::new(lib, cfg, &sources)?;
+    let out = prep.preprocess(id);
+    Ok((out.text, out.expansions))
 }
 
 /// Resolves `#include "x"` / `<x>` written in file `from`: its own folder first (quoted

@@ -337,6 +337,20 @@ impl Walk<'_> {
             .filter(|e| pos < e.end)
     }
 
+    /// A call at byte `pos`: inside a macro expansion, it is written in the source only
+    /// if the invocation's own arguments name the callee.
+    fn call_site(&self, caller: u32, callee: String, line: u32, pos: usize) -> CallSite {
+        let e = self.expansion_at(pos);
+        let written = e.is_none_or(|e| e.written.binary_search(&callee).is_ok());
+        CallSite {
+            caller,
+            callee,
+            line,
+            via_macro: e.map(|e| e.name.clone()),
+            written,
+        }
+    }
+
     fn calls_in(&mut self, def: Node, caller: u32, body_start: usize) {
         let mut stack = vec![def];
         let mut seen = std::collections::HashSet::new();
@@ -349,14 +363,8 @@ impl Walk<'_> {
                     if let Some(name) = callee_name(f, self.src) {
                         let line = n.start_position().row as u32 + 1;
                         if seen.insert((name.clone(), line)) {
-                            let via_macro =
-                                self.expansion_at(n.start_byte()).map(|e| e.name.clone());
-                            self.out.calls.push(CallSite {
-                                caller,
-                                callee: name,
-                                line,
-                                via_macro,
-                            });
+                            let site = self.call_site(caller, name, line, n.start_byte());
+                            self.out.calls.push(site);
                         }
                     }
                 }
@@ -367,13 +375,8 @@ impl Walk<'_> {
                     let abs = n.start_byte() + pos;
                     let line = self.line_of(abs);
                     if seen.insert((name.clone(), line)) {
-                        let via_macro = self.expansion_at(abs).map(|e| e.name.clone());
-                        self.out.calls.push(CallSite {
-                            caller,
-                            callee: name,
-                            line,
-                            via_macro,
-                        });
+                        let site = self.call_site(caller, name, line, abs);
+                        self.out.calls.push(site);
                     }
                 }
             }

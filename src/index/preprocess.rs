@@ -301,6 +301,8 @@ pub struct Expansion {
     pub def_file: Arc<str>,
     /// Line of its `#define`.
     pub def_line: u32,
+    /// Identifiers written in the invocation itself (its arguments), sorted.
+    pub written: Vec<String>,
 }
 
 /// A preprocessed file: same line count as the original.
@@ -337,6 +339,7 @@ pub fn preprocess(
     base: &MacroTable,
     fallback: &Fallback,
     tree: &dyn Includes,
+    expand_macros: bool,
 ) -> Preprocessed {
     let mut table = base.clone();
     let mut seen: HashSet<usize> = HashSet::from([id]);
@@ -349,7 +352,9 @@ pub fn preprocess(
         let live = stack.last().map(|c| c.active).unwrap_or(true);
         // The text before this directive.
         let chunk = &clean[pos..d.start];
-        if live {
+        if live && !expand_macros {
+            out.push_str(chunk);
+        } else if live {
             expand_chunk(chunk, &table, fallback, &mut out, &mut expansions);
         } else {
             push_newlines(&mut out, chunk);
@@ -363,7 +368,9 @@ pub fn preprocess(
         });
     }
     let live = stack.last().map(|c| c.active).unwrap_or(true);
-    if live {
+    if live && !expand_macros {
+        out.push_str(&clean[pos..]);
+    } else if live {
         expand_chunk(&clean[pos..], &table, fallback, &mut out, &mut expansions);
     } else {
         push_newlines(&mut out, &clean[pos..]);
@@ -540,12 +547,20 @@ fn expand_chunk(
         let start = out.len();
         join_tokens(&result, out);
         let end = out.len();
+        let mut written: Vec<String> = toks[i + 1..=last]
+            .iter()
+            .filter(|t| t.kind == Tok::Ident)
+            .map(|t| chunk[t.start..t.end].to_string())
+            .collect();
+        written.sort();
+        written.dedup();
         expansions.push(Expansion {
             start,
             end,
             name: m.name.clone(),
             def_file: m.file.clone(),
             def_line: m.line,
+            written,
         });
         let span_end = toks[last].end;
         push_newlines(out, &chunk[t.start..span_end]);
@@ -988,7 +1003,7 @@ mod tests {
             table.defs.insert(m.name.clone(), Some(Arc::new(m)));
         }
         let tree = One(dirs, names);
-        preprocess(0, &cleans[0], &table, &Fallback::new(), &tree)
+        preprocess(0, &cleans[0], &table, &Fallback::new(), &tree, true)
     }
 
     #[test]

@@ -135,7 +135,7 @@ pub enum SourceError {
         hint: String,
     },
     /// A file system operation failed.
-    #[error("cannot {action} {}: {source}", path.display())]
+    #[error("cannot {action} {}", path.display())]
     Io {
         /// What was being done, e.g. `create directory`.
         action: &'static str,
