@@ -22,3 +22,6 @@ cargo build --release --quiet
 for lib in rocblas rocsolver; do
   target/release/rocqa sources fetch --lib "$lib"
 done
+
+# The bundled local LLM server (default endpoint, end-to-end tests).
+scripts/setup-llm.sh

@@ -57,6 +57,47 @@ pub struct ProjectFile {
     pub debian: DebianConfig,
     /// Libraries by name.
     pub library: BTreeMap<String, LibraryConfig>,
+    /// The LLM endpoint (environment variables override it).
+    #[serde(default)]
+    pub llm: crate::llm::LlmSection,
+    /// Extraction settings.
+    #[serde(default)]
+    pub extract: ExtractSection,
+}
+
+/// `[extract]`: how slices and questions are made.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtractSection {
+    /// Tokens a slice may hold (default 6000).
+    #[serde(default = "default_budget")]
+    pub budget_tokens: usize,
+    /// A single function longer than this is cut to its head (default 2500).
+    #[serde(default = "default_piece")]
+    pub max_piece_tokens: usize,
+    /// Folder of question templates, relative to the project root.
+    #[serde(default = "default_templates")]
+    pub templates: String,
+}
+
+fn default_budget() -> usize {
+    6000
+}
+fn default_piece() -> usize {
+    2500
+}
+fn default_templates() -> String {
+    "question_templates".into()
+}
+
+impl Default for ExtractSection {
+    fn default() -> Self {
+        ExtractSection {
+            budget_tokens: default_budget(),
+            max_piece_tokens: default_piece(),
+            templates: default_templates(),
+        }
+    }
 }
 
 /// The Debian archive to take source packages from.

@@ -102,6 +102,10 @@ pub struct Symbol {
     pub extern_c: bool,
     /// Set when the definition only exists after expanding a macro invocation.
     pub expanded_from: Option<MacroOrigin>,
+    /// For macro-made definitions: the definition as the compiler sees it (expanded
+    /// text, one line), since the original file holds only the invocation.
+    #[serde(default)]
+    pub expanded_text: Option<String>,
 }
 
 /// A call from one definition to a named function.
@@ -300,4 +304,373 @@ pub struct InterfaceGraph {
     pub nodes: Vec<GraphNode>,
     /// Edges between `nodes`.
     pub edges: Vec<GraphEdge>,
+}
+
+/// What a piece of a slice is, in the call chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum PieceRole {
+    /// The public declaration in the API header.
+    Declaration,
+    /// The definition that implements the API name.
+    Entry,
+    /// A host function (impl, template, argument checks, helpers).
+    Host,
+    /// A host function that launches kernels.
+    Launcher,
+    /// A `__global__` kernel.
+    Kernel,
+    /// A `__device__` helper.
+    DeviceHelper,
+}
+
+impl PieceRole {
+    /// Label used in prompts.
+    pub fn label(self) -> &'static str {
+        match self {
+            PieceRole::Declaration => "public declaration",
+            PieceRole::Entry => "entry point",
+            PieceRole::Host => "host function",
+            PieceRole::Launcher => "host launcher",
+            PieceRole::Kernel => "kernel",
+            PieceRole::DeviceHelper => "device helper",
+        }
+    }
+}
+
+/// One stretch of code shown to the model, at the pinned version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlicePiece {
+    /// Role in the call chain.
+    pub role: PieceRole,
+    /// Definition name.
+    pub name: String,
+    /// Library whose tree holds it.
+    pub lib: String,
+    /// File relative to that tree's root.
+    pub file: String,
+    /// First line shown.
+    pub start: u32,
+    /// Last line shown.
+    pub end: u32,
+    /// SHA-256 of lines `start..=end` joined by `\n`.
+    pub sha256: String,
+    /// Distance from the API in the call graph.
+    pub depth: u32,
+    /// Tokens of `text`.
+    pub tokens: usize,
+    /// The lines, numbered, as shown in the prompt.
+    pub text: String,
+}
+
+/// A piece that did not fit the budget.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OmittedPiece {
+    /// Definition name.
+    pub name: String,
+    /// Library.
+    pub lib: String,
+    /// File.
+    pub file: String,
+    /// First line.
+    pub start: u32,
+    /// Last line.
+    pub end: u32,
+    /// Tokens it would have cost.
+    pub tokens: usize,
+    /// Why it was left out.
+    pub reason: String,
+}
+
+/// Features read off a slice's code.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SliceFeatures {
+    /// Kernels use `__shared__` memory (LDS).
+    pub lds: bool,
+    /// Kernels use barriers or fences.
+    pub barriers: bool,
+    /// Kernels use atomics.
+    pub atomics: bool,
+    /// Kernels use wavefront intrinsics (shuffles, ballots, DPP, swizzles).
+    pub warp_intrinsics: bool,
+    /// The code reduces (dot, norms, iamax, block/wavefront reductions).
+    pub reductions: bool,
+    /// Batched forms (arrays of pointers or `batch_count`).
+    pub batched: bool,
+    /// Strided-batched forms.
+    pub strided_batched: bool,
+    /// Host/device pointer mode for scalars is handled.
+    pub pointer_mode: bool,
+    /// 64-bit (ILP64) interfaces or chunking.
+    pub ilp64: bool,
+    /// Workspace is allocated.
+    pub workspace: bool,
+    /// Arguments are checked with early returns.
+    pub arg_checks: bool,
+    /// Complex types appear.
+    pub complex: bool,
+    /// The slice spans several files.
+    pub multi_file: bool,
+    /// The path ends in code outside the tree (e.g. Tensile).
+    pub opaque: bool,
+    /// Kernels in the slice.
+    pub kernels: u32,
+    /// Files in the slice (declaration header excluded).
+    pub files: u32,
+}
+
+impl SliceFeatures {
+    /// Names a template may require, in the order of the fields.
+    pub const NAMES: [&'static str; 14] = [
+        "lds",
+        "barriers",
+        "atomics",
+        "warp_intrinsics",
+        "reductions",
+        "batched",
+        "strided_batched",
+        "pointer_mode",
+        "ilp64",
+        "workspace",
+        "arg_checks",
+        "complex",
+        "multi_file",
+        "opaque",
+    ];
+
+    /// A boolean feature by name (plus `kernels`: at least one kernel), `None` if unknown.
+    pub fn get(&self, name: &str) -> Option<bool> {
+        Some(match name {
+            "lds" => self.lds,
+            "barriers" => self.barriers,
+            "atomics" => self.atomics,
+            "warp_intrinsics" => self.warp_intrinsics,
+            "reductions" => self.reductions,
+            "batched" => self.batched,
+            "strided_batched" => self.strided_batched,
+            "pointer_mode" => self.pointer_mode,
+            "ilp64" => self.ilp64,
+            "workspace" => self.workspace,
+            "arg_checks" => self.arg_checks,
+            "complex" => self.complex,
+            "multi_file" => self.multi_file,
+            "opaque" => self.opaque,
+            "kernels" => self.kernels > 0,
+            _ => return None,
+        })
+    }
+}
+
+/// The code shown for one API family (or one of its variants).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Slice {
+    /// `lib:version:family[:variant]`.
+    pub id: String,
+    /// Library.
+    pub lib: String,
+    /// Version.
+    pub version: String,
+    /// API family.
+    pub family: String,
+    /// Variant group (`""` for the family as a whole, else e.g. `batched`, `64`, `complex`).
+    pub variant: String,
+    /// The API whose graph was cut.
+    pub api: String,
+    /// Every API the slice stands for.
+    pub apis: Vec<String>,
+    /// Names along the call graph, breadth first.
+    pub call_path: Vec<String>,
+    /// Pieces in call order.
+    pub pieces: Vec<SlicePiece>,
+    /// Pieces left out for the budget.
+    pub omitted: Vec<OmittedPiece>,
+    /// Features read off the code.
+    pub features: SliceFeatures,
+    /// `L1` single function, `L2` single file, `L3` multi-file.
+    pub difficulty: String,
+    /// Tokens of all pieces.
+    pub tokens: usize,
+}
+
+/// One question to ask about one slice.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Question {
+    /// Stable id: a hash of library, version, slice, template id and version.
+    pub id: String,
+    /// The slice asked about.
+    pub slice_id: String,
+    /// Category (one per template file).
+    pub category: String,
+    /// Template id.
+    pub template_id: String,
+    /// Template version.
+    pub template_version: u32,
+    /// `L1`, `L2` or `L3`.
+    pub difficulty: String,
+    /// The question as asked.
+    pub text: String,
+    /// The answer must contain HIP code.
+    pub requires_code: bool,
+    /// Chat messages sent (system, user).
+    pub messages: Vec<(String, String)>,
+    /// Tokens of all messages.
+    pub prompt_tokens: usize,
+}
+
+/// Version of the entry and reject record layout (`src/emit/entry.schema.json`).
+pub const ENTRY_SCHEMA_VERSION: u32 = 1;
+
+/// A cited line range, checked against the pinned tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Citation {
+    /// Library whose tree holds the file.
+    pub lib: String,
+    /// File relative to the tree root.
+    pub file: String,
+    /// First line.
+    pub start: u32,
+    /// Last line.
+    pub end: u32,
+    /// SHA-256 of lines `start..=end` joined by `\n`, at the pinned version.
+    pub sha256: String,
+}
+
+/// One validation check and its outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Check {
+    /// Check name, e.g. `citations-resolve`.
+    pub name: String,
+    /// Passed?
+    pub ok: bool,
+    /// What was found.
+    pub detail: String,
+}
+
+/// Where the code of an entry came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceRef {
+    /// How the tree was obtained.
+    pub origin: Origin,
+    /// SHA-256 recorded in the pin.
+    pub sha256: String,
+}
+
+/// A piece of the slice an entry was asked over (its text is in the tree).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PieceRef {
+    /// Role in the call chain.
+    pub role: PieceRole,
+    /// Definition name.
+    pub name: String,
+    /// Library.
+    pub lib: String,
+    /// File.
+    pub file: String,
+    /// First line.
+    pub start: u32,
+    /// Last line.
+    pub end: u32,
+    /// SHA-256 of those lines.
+    pub sha256: String,
+}
+
+/// Token usage of one answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    /// Prompt tokens (as the server counted them).
+    pub prompt_tokens: u64,
+    /// Completion tokens.
+    pub completion_tokens: u64,
+}
+
+/// One question-answer entry: a flat record that training stacks read as is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Record layout version.
+    pub schema_version: u32,
+    /// Stable id (same library, version, slice, template id and version: same id).
+    pub id: String,
+    /// Library.
+    pub lib: String,
+    /// Library version.
+    pub version: String,
+    /// The pinned source.
+    pub source: SourceRef,
+    /// API family.
+    pub family: String,
+    /// The API whose call graph was sliced.
+    pub api: String,
+    /// Every API the entry covers (the family's variants sharing the slice).
+    pub apis: Vec<String>,
+    /// Variant group (`""` for the family as a whole).
+    pub variant: String,
+    /// Definitions along the call graph.
+    pub call_path: Vec<String>,
+    /// Question category.
+    pub category: String,
+    /// Template id.
+    pub template_id: String,
+    /// Template version.
+    pub template_version: u32,
+    /// `L1`, `L2` or `L3`.
+    pub difficulty: String,
+    /// The question.
+    pub question: String,
+    /// The answer (prose).
+    pub answer: String,
+    /// HIP code in the answer, if any.
+    pub code: Option<String>,
+    /// Checked citations.
+    pub citations: Vec<Citation>,
+    /// Slice id.
+    pub slice_id: String,
+    /// The code shown to the model.
+    pub slice: Vec<PieceRef>,
+    /// Model name as the endpoint knows it.
+    pub model: String,
+    /// Parameters that change answers.
+    pub params: serde_json::Value,
+    /// SHA-256 of the messages sent.
+    pub prompt_sha256: String,
+    /// Token usage.
+    pub usage: TokenUsage,
+    /// Validation checks that ran, all passed.
+    pub validation: Vec<Check>,
+    /// `rocqa <version>`.
+    pub generator: String,
+}
+
+/// A question that produced no entry, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reject {
+    /// Record layout version.
+    pub schema_version: u32,
+    /// The id the entry would have had.
+    pub id: String,
+    /// Library.
+    pub lib: String,
+    /// Library version.
+    pub version: String,
+    /// API family.
+    pub family: String,
+    /// The API whose call graph was sliced.
+    pub api: String,
+    /// Question category.
+    pub category: String,
+    /// Template id.
+    pub template_id: String,
+    /// Stage that rejected it: `llm` (no usable answer) or `validate`.
+    pub stage: String,
+    /// Short reason, e.g. `citation-outside-slice`.
+    pub reason: String,
+    /// What was found.
+    pub detail: String,
+    /// The model's raw answer (cut to 2,000 characters), when there was one.
+    pub raw: Option<String>,
+    /// Checks that ran.
+    pub validation: Vec<Check>,
+    /// Model name.
+    pub model: String,
+    /// Token usage (zero when no answer came back).
+    pub usage: TokenUsage,
 }

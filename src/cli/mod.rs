@@ -60,6 +60,67 @@ pub enum Command {
     Graph(GraphArgs),
     /// Say why a file, symbol or API family is in or out of scope.
     Scope(ScopeArgs),
+    /// The main job: slices, questions, LLM answers, validated JSONL entries.
+    Extract(ExtractArgs),
+    /// Join the outputs of `extract --shard` runs into one run.
+    Merge(MergeArgs),
+    /// Check rocqa.toml, the allowlists and the question templates; sends nothing.
+    Check,
+}
+
+/// `rocqa extract`.
+#[derive(Debug, Args)]
+pub struct ExtractArgs {
+    /// Library and version.
+    #[command(flatten)]
+    pub lib: LibArgs,
+    /// Only API families with a member matching this glob (e.g. `rocblas_?scal*`).
+    #[arg(long)]
+    pub api: Option<String>,
+    /// Only these categories (repeat or comma-separate).
+    #[arg(long, value_delimiter = ',')]
+    pub category: Vec<String>,
+    /// Ask at most N questions (spread over families).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Print the prompts and token counts it would send, without calling the LLM.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// This machine's share of the families, `I/N` (0-based).
+    #[arg(long, value_parser = parse_shard)]
+    pub shard: Option<(u32, u32)>,
+    /// Requests in flight (overrides [llm] concurrency).
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Do not read or write the response cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Tokens per slice (overrides [extract] budget_tokens; small local models have
+    /// small contexts).
+    #[arg(long)]
+    pub budget_tokens: Option<usize>,
+}
+
+/// `rocqa merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Library and version.
+    #[command(flatten)]
+    pub lib: LibArgs,
+    /// Shard output folders (default: every `out/<lib>/<version>/shard-*` folder).
+    pub shards: Vec<PathBuf>,
+}
+
+fn parse_shard(s: &str) -> Result<(u32, u32), String> {
+    let (i, n) = s.split_once('/').ok_or("expected I/N, e.g. 0/4")?;
+    let (i, n): (u32, u32) = (
+        i.parse().map_err(|_| "I is not a number")?,
+        n.parse().map_err(|_| "N is not a number")?,
+    );
+    if n == 0 || i >= n {
+        return Err(format!("shard {i}/{n}: need 0 <= I < N"));
+    }
+    Ok((i, n))
 }
 
 /// `rocqa sources ...`
@@ -236,6 +297,9 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Api(a) => run_api(&layout, a),
         Command::Graph(a) => run_graph(&layout, a),
         Command::Scope(a) => run_scope(&layout, a),
+        Command::Extract(a) => run_extract(&layout, a),
+        Command::Merge(a) => run_merge(&layout, a),
+        Command::Check => run_check(&layout),
     }
 }
 
@@ -554,6 +618,302 @@ fn run_scope(layout: &Layout, a: ScopeArgs) -> Result<i32> {
             if f.inside { "in scope" } else { "out of scope" },
             f.because
         );
+    }
+    Ok(0)
+}
+
+fn pair_of(project: &ProjectFile, lib: &str, version: &str) -> Result<Option<(String, String)>> {
+    match &project.version(lib, version)?.pair {
+        Some(p) => {
+            let (l, v) = p.split_once('@').with_context(|| {
+                format!("rocqa.toml: library.{lib}.versions.\"{version}\".pair = \"{p}\": expected `lib@version`")
+            })?;
+            Ok(Some((l.to_string(), v.to_string())))
+        }
+        None => Ok(None),
+    }
+}
+
+fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
+    use crate::extract::{manifest_for, out_dir, plan_run, ExtractPlan};
+    let t0 = std::time::Instant::now();
+    let project = ProjectFile::load(&layout.project_file())?;
+    let version = version_of(&project, &a.lib)?;
+    let lib = a.lib.lib.clone();
+    let main = load_index(layout, &project, &lib, &version, true)?;
+    let pair = match pair_of(&project, &lib, &version)? {
+        Some((l, v)) => Some((load_index(layout, &project, &l, &v, true)?, l, v)),
+        None => None,
+    };
+    let mut trees = crate::slice::Trees::default();
+    trees.add(&lib, &source::tree_path(&layout.sources(), &lib, &version)?);
+    if let Some((_, l, v)) = &pair {
+        trees.add(l, &source::tree_path(&layout.sources(), l, v)?);
+    }
+    let pins = source::Pins::load(&layout.sources().join("sources.toml"))?;
+    let pin = pins
+        .get(&lib, &version)
+        .cloned()
+        .with_context(|| format!("{lib} {version} has no pin in rocm_sources/sources.toml; run `rocqa sources fetch --lib {lib} --version {version}`"))?;
+    let templates = crate::question::load_templates(&layout.root.join(&project.extract.templates))?;
+    let known: std::collections::BTreeSet<&str> =
+        templates.iter().map(|t| t.category.as_str()).collect();
+    for c in &a.category {
+        if !known.contains(c.as_str()) {
+            bail!(
+                "--category {c}: no such category; the templates define {}",
+                known.iter().copied().collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
+    let api_glob = match &a.api {
+        Some(g) => Some(
+            globset::Glob::new(g)
+                .with_context(|| format!("--api {g}: not a glob"))?
+                .compile_matcher(),
+        ),
+        None => None,
+    };
+    let plan = ExtractPlan {
+        lib: lib.clone(),
+        version: version.clone(),
+        api_glob,
+        categories: (!a.category.is_empty()).then(|| a.category.clone()),
+        limit: a.limit,
+        shard: a.shard,
+        limits: crate::slice::SliceLimits {
+            budget_tokens: a.budget_tokens.unwrap_or(project.extract.budget_tokens),
+            max_piece_tokens: a
+                .budget_tokens
+                .map_or(project.extract.max_piece_tokens, |b| {
+                    project.extract.max_piece_tokens.min(b)
+                }),
+        },
+    };
+    let graph = CodeGraph::new(&main.index, pair.as_ref().map(|p| &p.0.index), &main.scope);
+    let mut indexes = vec![&main.index];
+    if let Some((p, _, _)) = &pair {
+        indexes.push(&p.index);
+    }
+    let planned = plan_run(&plan, &graph, &indexes, &main.scope, &trees, &templates)?;
+    let mut manifest = manifest_for(&plan, &planned);
+    manifest.toolchain.insert(
+        "source".into(),
+        format!("{lib} {version} sha256 {}", pin.sha256),
+    );
+
+    if a.dry_run {
+        let dir = out_dir(&layout.root, &plan, true);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let mut text = String::new();
+        for q in &planned.questions {
+            text.push_str(&serde_json::to_string(q)?);
+            text.push('\n');
+            say!(
+                "{}  {:<15} {:<28} {:>6} tokens  {}",
+                q.id,
+                q.category,
+                q.template_id,
+                q.prompt_tokens,
+                q.slice_id
+            );
+        }
+        std::fs::write(dir.join("prompts.jsonl"), text)?;
+        manifest.dry_run = true;
+        manifest.duration_ms = t0.elapsed().as_millis() as u64;
+        manifest.write(&dir)?;
+        say!(
+            "dry run: {} prompts, {} tokens, {} of {} in-scope families ({:.1}%), categories {:?}; written to {}",
+            planned.questions.len(),
+            manifest.planned_prompt_tokens,
+            planned.coverage.with_prompts,
+            planned.coverage.in_scope,
+            planned.coverage.prompts_percent,
+            manifest.prompts_by_category,
+            dir.display()
+        );
+        return Ok(if planned.questions.is_empty() { 1 } else { 0 });
+    }
+
+    let mut cfg = crate::llm::LlmConfig::resolve(&project.llm)?;
+    if let Some(c) = a.concurrency {
+        cfg.concurrency = c.max(1);
+    }
+    let model = cfg.model.clone();
+    let params = cfg.params();
+    let cache = if a.no_cache {
+        None
+    } else {
+        let p = layout.root.join("out").join("cache").join("llm.sqlite");
+        std::fs::create_dir_all(p.parent().unwrap_or(&layout.root))?;
+        Some(crate::llm::ResponseCache::open(&p)?)
+    };
+    let client = crate::llm::LlmClient::new(cfg, cache)?;
+    let dir = out_dir(&layout.root, &plan, false);
+    let mut out = crate::emit::RunOutput::open(&dir)?;
+    let todo = planned
+        .questions
+        .iter()
+        .filter(|q| !out.is_done(&q.id))
+        .count();
+    tracing::info!(planned = planned.questions.len(), todo, dir = %dir.display(), "Extracting.");
+    let bar = progress_bar(todo as u64);
+    let mut progress = |done: usize, total: usize| {
+        if let Some(b) = &bar {
+            b.set_position(done as u64);
+        } else if total >= 10 && done.is_multiple_of((total / 10).max(1)) || done == total {
+            tracing::info!(done, total, "Answers received.");
+        }
+    };
+    let summary = crate::extract::run(
+        &planned,
+        &mut out,
+        &client,
+        &model,
+        &params,
+        &pin,
+        &trees,
+        &mut progress,
+    )?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    manifest.model = Some(model);
+    manifest.params = params;
+    manifest.llm = serde_json::to_value(client.totals())?;
+    manifest.duration_ms = t0.elapsed().as_millis() as u64;
+    manifest.count_outputs(&dir)?;
+    manifest.write(&dir)?;
+    let llm_failures = crate::emit::read_jsonl::<crate::model::Reject>(&dir.join("rejects.jsonl"))?
+        .iter()
+        .filter(|r| r.stage == "llm")
+        .count();
+    say!(
+        "{lib} {version}: {} questions ({} answered before), {} entries and {} rejects written now; {} entries, {} rejects in {}",
+        summary.planned,
+        summary.skipped,
+        summary.entries,
+        summary.rejects,
+        manifest.entries,
+        manifest.rejects,
+        dir.display()
+    );
+    let t = client.totals();
+    say!(
+        "llm: {} requests, {} cache hits, {} retries, {} failures; {} prompt + {} completion tokens",
+        t.requests, t.cache_hits, t.retries, t.failures, t.prompt_tokens, t.completion_tokens
+    );
+    Ok(if manifest.entries + manifest.rejects == 0 {
+        1
+    } else if llm_failures > 0 {
+        2
+    } else {
+        0
+    })
+}
+
+/// A progress bar with rate and ETA on a terminal; none otherwise (logs instead).
+fn progress_bar(len: u64) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let b = indicatif::ProgressBar::new(len);
+    b.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} answers  {per_sec}  eta {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    Some(b)
+}
+
+fn run_merge(layout: &Layout, a: MergeArgs) -> Result<i32> {
+    let project = ProjectFile::load(&layout.project_file())?;
+    let version = version_of(&project, &a.lib)?;
+    let base = layout.root.join("out").join(&a.lib.lib).join(&version);
+    let mut shards = a.shards.clone();
+    if shards.is_empty() {
+        shards = std::fs::read_dir(&base)
+            .with_context(|| {
+                format!(
+                    "{}: no run folder; run `rocqa extract --shard I/N` first",
+                    base.display()
+                )
+            })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.is_dir()
+                    && p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("shard-"))
+            })
+            .collect();
+        shards.sort();
+    }
+    if shards.is_empty() {
+        bail!("{}: no shard-* folders to merge", base.display());
+    }
+    let mut manifest = crate::emit::Manifest::default();
+    for s in &shards {
+        let p = s.join("manifest.json");
+        let m: crate::emit::Manifest =
+            serde_json::from_str(&std::fs::read_to_string(&p).with_context(|| {
+                format!("{}: missing; was the shard run to the end?", p.display())
+            })?)
+            .with_context(|| format!("{}: not a manifest", p.display()))?;
+        if manifest.lib.is_empty() {
+            manifest = m.clone();
+            manifest.shards.clear();
+            manifest.prompts_by_category.clear();
+            manifest.prompts_by_family.clear();
+            manifest.planned_prompt_tokens = 0;
+            manifest.coverage.with_prompts = 0;
+            manifest.coverage.without_prompts.clear();
+            manifest.duration_ms = 0;
+        }
+        manifest.shards.extend(m.shards);
+        for (k, v) in m.prompts_by_category {
+            *manifest.prompts_by_category.entry(k).or_default() += v;
+        }
+        for (k, v) in m.prompts_by_family {
+            *manifest.prompts_by_family.entry(k).or_default() += v;
+        }
+        manifest.planned_prompt_tokens += m.planned_prompt_tokens;
+        manifest.coverage.with_prompts += m.coverage.with_prompts;
+        manifest.duration_ms = manifest.duration_ms.max(m.duration_ms);
+    }
+    manifest.coverage.prompts_percent =
+        crate::emit::percent(manifest.coverage.with_prompts, manifest.coverage.in_scope);
+    let (e, r) = crate::emit::merge(&shards, &base)?;
+    manifest.count_outputs(&base)?;
+    manifest.write(&base)?;
+    say!(
+        "merged {} shards ({}): {e} entries, {r} rejects in {}",
+        shards.len(),
+        manifest.shards.join(", "),
+        base.display()
+    );
+    Ok(if e + r == 0 { 1 } else { 0 })
+}
+
+fn run_check(layout: &Layout) -> Result<i32> {
+    let project = ProjectFile::load(&layout.project_file())?;
+    for lib in project.library.keys() {
+        Scope::load(&layout.scope_file(lib))?;
+        say!(
+            "{lib}: rocqa.toml and {} are valid",
+            layout.scope_file(lib).display()
+        );
+    }
+    let templates = crate::question::load_templates(&layout.root.join(&project.extract.templates))?;
+    let mut cats: std::collections::BTreeMap<&str, usize> = Default::default();
+    for t in &templates {
+        *cats.entry(t.category.as_str()).or_default() += 1;
+    }
+    say!("{} question templates: {cats:?}", templates.len());
+    match crate::llm::LlmConfig::resolve(&project.llm) {
+        Ok(c) => say!("llm endpoint: {} (model {})", c.base_url, c.model),
+        Err(e) => say!("llm endpoint: none configured ({e})"),
     }
     Ok(0)
 }

@@ -28,7 +28,7 @@ use crate::model::{FileIndex, LibraryIndex, MacroDef};
 use preprocess::{DirKind, Directive, Fallback, Includes, Macro, MacroTable};
 
 /// Bumped whenever the index format or extraction changes, so old caches are ignored.
-const INDEX_FORMAT: u32 = 3;
+const INDEX_FORMAT: u32 = 4;
 
 /// Why indexing failed.
 #[derive(Debug, thiserror::Error)]

@@ -160,6 +160,7 @@ pub fn extract(file: &str, text: &str, expansions: &[Expansion]) -> Extracted {
     let mut ex = Extracted::default();
     let mut cx = Walk {
         file,
+        raw: text,
         src: &blanked,
         markers: &markers,
         expansions,
@@ -182,6 +183,8 @@ pub fn extract(file: &str, text: &str, expansions: &[Expansion]) -> Extracted {
 
 struct Walk<'a> {
     file: &'a str,
+    /// The preprocessed text before HIP attributes were blanked (same offsets).
+    raw: &'a str,
     src: &'a str,
     markers: &'a [Marker],
     expansions: &'a [Expansion],
@@ -316,6 +319,9 @@ impl Walk<'_> {
                 None
             },
             extern_c: self.extern_c,
+            expanded_text: expanded_from
+                .as_ref()
+                .map(|_| self.raw[outer.start_byte()..def.end_byte()].to_string()),
             expanded_from,
         });
         // The body: a compound statement, or a function-try-block.

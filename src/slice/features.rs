@@ -1,0 +1,147 @@
+//! Features read off a slice's code, used to pick the questions that make sense for it
+//! (a synchronization question only where the kernels synchronize).
+
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use crate::model::{InterfaceGraph, NodeKind, PieceRole, SliceFeatures, SlicePiece};
+
+struct Detectors {
+    lds: Regex,
+    barriers: Regex,
+    atomics: Regex,
+    warp: Regex,
+    reductions: Regex,
+    batched: Regex,
+    strided: Regex,
+    pointer_mode: Regex,
+    ilp64: Regex,
+    workspace: Regex,
+    arg_checks: Regex,
+    complex: Regex,
+}
+
+fn detectors() -> &'static Detectors {
+    static D: OnceLock<Detectors> = OnceLock::new();
+    D.get_or_init(|| {
+        let r = |p: &str| Regex::new(p).expect("static regex");
+        Detectors {
+            lds: r(r"\b__shared__\b|HIP_DYNAMIC_SHARED|\bextern\s+__shared__"),
+            barriers: r(r"\b(__syncthreads|__threadfence\w*|__syncwarp|__builtin_amdgcn_s_barrier|__builtin_amdgcn_fence)\b"),
+            atomics: r(r"\b(atomic[A-Z]\w*|__hip_atomic\w*|__atomic_\w+|rocblas_atomic\w*)\s*\("),
+            warp: r(r"\b(__shfl\w*|__ballot\w*|__any|__all|__lane_id|warpSize|WARP_SIZE|WAVESIZE|__builtin_amdgcn_(ds_swizzle|mov_dpp|readfirstlane|ds_bpermute)\w*)\b|wavefront"),
+            reductions: r(r"(?i)\breduc\w*|\bwf_reduction|\bblock_reduce|\brocblas_(dot|nrm2|asum|i?amax|i?amin)\w*_kernel"),
+            batched: r(r"\bbatch_count\b|\b_batched\b|\bbatched\b"),
+            strided: r(r"\bstride_[a-zA-Z]\w*|\bstrided_batched\b"),
+            pointer_mode: r(r"\bpointer_mode\b|\brocblas_pointer_mode_(host|device)\b"),
+            ilp64: r(r"\bc_i32_max\b|\bc_i64_grid\w*|\bint64_t\b.*\bchunk|\b\w+_64\s*\("),
+            workspace: r(r"\bdevice_malloc\b|\bworkspace\b|\bw_mem\b|\bsize_\w*workspace\w*|\bsetup_batched_array\b"),
+            arg_checks: r(r"\w+_arg_check\w*\s*\(|\breturn\s+rocblas_status_invalid_\w+|\brocblas_status_invalid_(size|pointer|value|handle)\b|\breturn\s+rocblas_status_success\s*;"),
+            complex: r(r"\brocblas_(float|double)_complex\b|\brocblas_complex_num\b|\bis_complex\b|\bconj\s*\("),
+        }
+    })
+}
+
+/// Reads the features of a slice from its pieces, its graph and its API names.
+pub fn features_of(pieces: &[SlicePiece], g: &InterfaceGraph, apis: &[String]) -> SliceFeatures {
+    let d = detectors();
+    let device: String = pieces
+        .iter()
+        .filter(|p| matches!(p.role, PieceRole::Kernel | PieceRole::DeviceHelper))
+        .map(|p| p.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let all: String = pieces
+        .iter()
+        .map(|p| p.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let names = apis.join(" ");
+    let files: BTreeSet<(&str, &str)> = pieces
+        .iter()
+        .filter(|p| p.role != PieceRole::Declaration)
+        .map(|p| (p.lib.as_str(), p.file.as_str()))
+        .collect();
+    SliceFeatures {
+        lds: d.lds.is_match(&device),
+        barriers: d.barriers.is_match(&device),
+        atomics: d.atomics.is_match(&device),
+        warp_intrinsics: d.warp.is_match(&device),
+        reductions: d.reductions.is_match(&all),
+        batched: names.contains("_batched") || d.batched.is_match(&all),
+        strided_batched: names.contains("_strided_batched") || d.strided.is_match(&all),
+        pointer_mode: d.pointer_mode.is_match(&all),
+        ilp64: names.split(' ').any(|n| n.ends_with("_64")) || d.ilp64.is_match(&all),
+        workspace: d.workspace.is_match(&all),
+        arg_checks: d.arg_checks.is_match(&all),
+        complex: d.complex.is_match(&all),
+        multi_file: files.len() > 1,
+        opaque: g.nodes.iter().any(|n| n.kind == NodeKind::Opaque),
+        kernels: pieces
+            .iter()
+            .filter(|p| p.role == PieceRole::Kernel)
+            .count() as u32,
+        files: files.len() as u32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ApiFunction, GraphNode};
+
+    fn piece(role: PieceRole, file: &str, text: &str) -> SlicePiece {
+        SlicePiece {
+            role,
+            name: "x".into(),
+            lib: "l".into(),
+            file: file.into(),
+            start: 1,
+            end: 1,
+            sha256: String::new(),
+            depth: 1,
+            tokens: 1,
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn device_features_come_from_device_code_only() {
+        let g = InterfaceGraph {
+            api: ApiFunction {
+                name: "rocx_sdot".into(),
+                family: "dot".into(),
+                precision: "s".into(),
+                variants: vec![],
+                file: "h".into(),
+                line: 1,
+            },
+            lib: "l".into(),
+            version: "1".into(),
+            nodes: vec![GraphNode {
+                id: "o".into(),
+                name: "tensile".into(),
+                kind: NodeKind::Opaque,
+                lib: "l".into(),
+                file: String::new(),
+                line: 0,
+                start_line: 0,
+                end_line: 0,
+                depth: 2,
+                note: None,
+            }],
+            edges: vec![],
+        };
+        let pieces = [
+            piece(PieceRole::Host, "a.cpp", "// __syncthreads in a host comment\nif(handle->pointer_mode == rocblas_pointer_mode_host)"),
+            piece(PieceRole::Kernel, "b.hpp", "__shared__ float s[64];\n__syncthreads();\nsum = wf_reduction(sum);"),
+        ];
+        let f = features_of(&pieces, &g, &["rocx_sdot_batched_64".to_string()]);
+        assert!(f.lds && f.barriers && f.reductions && f.pointer_mode && f.batched && f.ilp64);
+        assert!(!f.atomics && !f.warp_intrinsics && !f.complex);
+        assert!(f.multi_file && f.opaque);
+        assert_eq!((f.kernels, f.files), (1, 2));
+    }
+}
