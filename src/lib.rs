@@ -3,7 +3,7 @@
 //!
 //! The pipeline, one module per stage, data flowing one way:
 //! [`source`] (fetch, pin) -> [`index`] (parse, macros) -> [`graph`] (call graph,
-//! scope) -> [`slice`] -> [`question`] (templates) -> [`llm`] (client, cache) ->
+//! scope) -> [`slice`](mod@slice) -> [`question`] (templates) -> [`llm`] (client, cache) ->
 //! [`validate`] -> [`emit`] (JSONL, manifest). [`extract`] wires the stages into the
 //! main job; [`config`] holds the configuration every stage reads, [`model`] the
 //! records that cross stage borders, and [`cli`] the thin command line on top.

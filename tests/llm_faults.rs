@@ -792,3 +792,45 @@ fn requests_in_flight_never_exceed_concurrency() {
     assert_eq!(totals.requests, 30);
     assert_eq!(server.max_in_flight(), 3);
 }
+
+/// Not a fault test: the same client against a real server, when one is configured.
+/// Run with `ROCQA_LLM_URL=$(scripts/llm-server.sh url) cargo test --test llm_faults -- --ignored`.
+#[test]
+#[ignore = "needs a real LLM server in ROCQA_LLM_URL"]
+fn real_server_smoke() {
+    init_logs();
+    let Ok(url) = std::env::var("ROCQA_LLM_URL") else {
+        eprintln!("ROCQA_LLM_URL not set; nothing to do");
+        return;
+    };
+    let cfg = LlmConfig {
+        base_url: url,
+        api_key: None,
+        concurrency: 2,
+        timeout: Duration::from_secs(120),
+        ..config("http://unused/v1")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache.sqlite");
+    // Short answers: the bundled model may run at 2 tokens/s on a busy machine.
+    let mut with_schema = request("real#1", true);
+    with_schema.schema.as_mut().unwrap()["properties"]["answer"]["maxLength"] = 20.into();
+    with_schema.max_tokens = Some(64);
+    let plain = ChatRequest {
+        max_tokens: Some(8),
+        ..request("real#2", false)
+    };
+    let reqs = vec![with_schema, plain];
+    let (results, totals) = run(cfg.clone(), Some(&cache), &reqs);
+    let with_schema = results[0].as_ref().unwrap();
+    eprintln!("schema answer: {with_schema:?}");
+    assert!(with_schema.structured);
+    let answer: Value = serde_json::from_str(&with_schema.content).unwrap();
+    assert!(answer["answer"].is_string());
+    let plain = results[1].as_ref().unwrap();
+    eprintln!("plain answer: {plain:?}");
+    assert_eq!(totals.requests, 2);
+    let (again, totals) = run(cfg, Some(&cache), &reqs);
+    assert_eq!((totals.requests, totals.cache_hits), (0, 2));
+    assert!(again.iter().all(|r| r.as_ref().unwrap().cached));
+}

@@ -89,13 +89,13 @@ pub struct ExtractArgs {
     /// This machine's share of the families, `I/N` (0-based).
     #[arg(long, value_parser = parse_shard)]
     pub shard: Option<(u32, u32)>,
-    /// Requests in flight (overrides [llm] concurrency).
+    /// Requests in flight (overrides `concurrency` of the llm table in rocqa.toml).
     #[arg(long)]
     pub concurrency: Option<usize>,
     /// Do not read or write the response cache.
     #[arg(long)]
     pub no_cache: bool,
-    /// Tokens per slice (overrides [extract] budget_tokens; small local models have
+    /// Tokens per slice (overrides `budget_tokens` of the extract table; small local models have
     /// small contexts).
     #[arg(long)]
     pub budget_tokens: Option<usize>,

@@ -71,6 +71,11 @@ impl RunOutput {
         for id in repair_and_ids(&e)?.into_iter().chain(repair_and_ids(&r)?) {
             done.insert(id);
         }
+        // Questions the endpoint failed to answer (timeouts, outages) are asked again:
+        // their rejects are dropped so the retry does not leave two records.
+        for id in drop_retryable(&r)? {
+            done.remove(&id);
+        }
         let open = |p: &Path| {
             OpenOptions::new()
                 .create(true)
@@ -158,6 +163,35 @@ fn repair_and_ids(path: &Path) -> Result<Vec<String>, EmitError> {
         ids.push(rec.id);
     }
     Ok(ids)
+}
+
+/// Removes `stage = "llm"` rejects from a rejects file; returns their ids.
+fn drop_retryable(path: &Path) -> Result<Vec<String>, EmitError> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(Vec::new());
+    };
+    let mut keep = String::with_capacity(text.len());
+    let mut dropped = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+        if v.get("stage").and_then(|s| s.as_str()) == Some("llm") {
+            dropped.push(
+                v.get("id")
+                    .and_then(|s| s.as_str())
+                    .unwrap_or_default()
+                    .to_string(),
+            );
+        } else {
+            keep.push_str(line);
+            keep.push('\n');
+        }
+    }
+    if !dropped.is_empty() {
+        let tmp = path.with_extension("jsonl.tmp");
+        std::fs::write(&tmp, keep).map_err(io("write", &tmp))?;
+        std::fs::rename(&tmp, path).map_err(io("write", path))?;
+    }
+    Ok(dropped)
 }
 
 /// Reads every record of a JSONL file.
@@ -349,6 +383,23 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(&p).unwrap(),
             "{\"id\":\"a\"}\n{\"id\":\"b\"}\n"
+        );
+    }
+
+    #[test]
+    fn endpoint_failures_are_asked_again() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("rejects.jsonl");
+        std::fs::write(
+            &p,
+            "{\"id\":\"a\",\"stage\":\"llm\"}\n{\"id\":\"b\",\"stage\":\"validate\"}\n",
+        )
+        .unwrap();
+        let out = RunOutput::open(d.path()).unwrap();
+        assert!(!out.is_done("a") && out.is_done("b"));
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "{\"id\":\"b\",\"stage\":\"validate\"}\n"
         );
     }
 

@@ -1,0 +1,274 @@
+//! `rocqa extract` through the real binary on real rocBLAS 6.4.4 against a scripted
+//! endpoint on loopback that answers well (citing the first block of the slice it was
+//! shown) or fails on purpose: 429 with Retry-After, 500, malformed JSON, a dropped
+//! connection. The run must finish, write schema-valid entries, record every failure
+//! as a reject with its reason, and ask the failed questions again on the next run.
+#![cfg(feature = "real-sources")]
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_rocqa");
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Play {
+    Good,
+    TooManyThenGood,
+    ServerError,
+    Malformed,
+    Drop,
+}
+
+/// Per prompt: how it is answered, and how often it was asked.
+#[derive(Default)]
+struct Script {
+    plays: HashMap<String, (Play, u32)>,
+    healthy: bool,
+}
+
+fn serve(listener: TcpListener, script: Arc<Mutex<Script>>) {
+    listener.set_nonblocking(false).unwrap();
+    for conn in listener.incoming().take(500) {
+        let Ok(mut sock) = conn else { break };
+        let script = script.clone();
+        std::thread::spawn(move || {
+            let _ = sock.set_read_timeout(Some(Duration::from_secs(10)));
+            let Some(body) = read_request(&mut sock) else {
+                return;
+            };
+            let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+            let user = v["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .and_then(|m| m["content"].as_str())
+                .unwrap_or("")
+                .to_string();
+            let (play, tries) = {
+                let mut s = script.lock().unwrap();
+                let n = s.plays.len();
+                let healthy = s.healthy;
+                let e = s.plays.entry(user.clone()).or_insert_with(|| {
+                    let p = [
+                        Play::Good,
+                        Play::TooManyThenGood,
+                        Play::ServerError,
+                        Play::Malformed,
+                        Play::Drop,
+                    ][n % 5];
+                    (p, 0)
+                });
+                e.1 += 1;
+                (if healthy { Play::Good } else { e.0 }, e.1)
+            };
+            let respond = |sock: &mut TcpStream, status: &str, extra: &str, body: &str| {
+                let _ = write!(sock, "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}", body.len());
+            };
+            match play {
+                Play::Good => respond(&mut sock, "200 OK", "", &completion(&good_answer(&user))),
+                Play::TooManyThenGood if tries == 1 => respond(
+                    &mut sock,
+                    "429 Too Many Requests",
+                    "Retry-After: 1\r\n",
+                    "{}",
+                ),
+                Play::TooManyThenGood => {
+                    respond(&mut sock, "200 OK", "", &completion(&good_answer(&user)))
+                }
+                Play::ServerError => respond(
+                    &mut sock,
+                    "500 Internal Server Error",
+                    "",
+                    "{\"error\":\"boom\"}",
+                ),
+                Play::Malformed => {
+                    respond(&mut sock, "200 OK", "", "{\"choices\": [ {\"message\": ")
+                }
+                Play::Drop => drop(sock),
+            }
+        });
+    }
+}
+
+fn read_request(sock: &mut TcpStream) -> Option<String> {
+    let mut r = BufReader::new(sock.try_clone().ok()?);
+    let mut len = 0;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let l = line.trim_end().to_ascii_lowercase();
+        if l.is_empty() {
+            break;
+        }
+        if let Some(v) = l.strip_prefix("content-length:") {
+            len = v.trim().parse().ok()?;
+        }
+    }
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).ok()?;
+    String::from_utf8(body).ok()
+}
+
+fn completion(content: &str) -> String {
+    serde_json::json!({
+        "id": "x", "object": "chat.completion", "model": "scripted",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    })
+    .to_string()
+}
+
+/// Cites the first code block of the slice, as its header gives it.
+fn good_answer(user: &str) -> String {
+    let head = user
+        .lines()
+        .find(|l| l.starts_with("=== ") && !l.contains("left out"))
+        .unwrap_or("");
+    let place = head
+        .trim_start_matches("=== ")
+        .split(' ')
+        .next()
+        .unwrap_or("");
+    let (file, range) = place.rsplit_once(':').unwrap_or(("", "1-1"));
+    let (start, end) = range.split_once('-').unwrap_or(("1", "1"));
+    let (start, end): (u32, u32) = (start.parse().unwrap_or(1), end.parse().unwrap_or(1));
+    serde_json::json!({
+        "answer": format!("The declaration and code at {file}:{start}-{end} define this entry point and what it forwards to."),
+        "code": "",
+        "citations": [{"file": file, "start": start, "end": end.min(start + 2)}]
+    })
+    .to_string()
+}
+
+fn lines(p: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(p)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn endpoint_faults_end_as_rejects_and_are_asked_again() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let script = Arc::new(Mutex::new(Script::default()));
+    {
+        let s = script.clone();
+        std::thread::spawn(move || serve(listener, s));
+    }
+    let root = tempfile::tempdir().unwrap();
+    let toml = std::fs::read_to_string(repo().join("rocqa.toml")).unwrap();
+    std::fs::write(
+        root.path().join("rocqa.toml"),
+        format!("{toml}\n[llm]\ntimeout_secs = 10\nmax_retries = 1\n"),
+    )
+    .unwrap();
+    for dir in ["allowlists", "question_templates"] {
+        std::fs::create_dir_all(root.path().join(dir)).unwrap();
+        for f in std::fs::read_dir(repo().join(dir)).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, root.path().join(dir).join(f.file_name().unwrap())).unwrap();
+        }
+    }
+    std::os::unix::fs::symlink(
+        repo().join("rocm_sources"),
+        root.path().join("rocm_sources"),
+    )
+    .unwrap();
+    let run = || {
+        Command::new(BIN)
+            .arg("--root")
+            .arg(root.path())
+            .args([
+                "extract",
+                "--lib",
+                "rocblas",
+                "--version",
+                "6.4.4",
+                "--api",
+                "rocblas_s{scal,axpy,copy,swap}",
+                "--limit",
+                "10",
+                "--concurrency",
+                "4",
+                "--no-cache",
+            ])
+            .env("ROCQA_LLM_URL", &url)
+            .output()
+            .unwrap()
+    };
+    let out = root.path().join("out/rocblas/6.4.4");
+
+    let first = run();
+    let text = String::from_utf8_lossy(&first.stdout);
+    assert_eq!(
+        first.status.code(),
+        Some(2),
+        "endpoint failures make exit 2:\n{text}\n{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let entries = lines(&out.join("entries.jsonl"));
+    let rejects = lines(&out.join("rejects.jsonl"));
+    assert_eq!(entries.len() + rejects.len(), 10, "{text}");
+    // Good answers and the ones that got a 429 first became entries.
+    assert_eq!(entries.len(), 4, "{text}");
+    let schema: serde_json::Value = serde_json::from_str(rocqa::emit::ENTRY_SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for e in &entries {
+        let errors: Vec<String> = validator.iter_errors(e).map(|er| er.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}\n{e}");
+        let c = &e["citations"][0];
+        assert_eq!(c["sha256"].as_str().unwrap().len(), 64);
+    }
+    let reasons: BTreeSet<String> = rejects
+        .iter()
+        .map(|r| {
+            format!(
+                "{}:{}",
+                r["stage"].as_str().unwrap(),
+                r["reason"].as_str().unwrap()
+            )
+        })
+        .collect();
+    for want in ["llm:http", "llm:malformed", "llm:connection"] {
+        assert!(reasons.contains(want), "no {want} reject: {reasons:?}");
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert!(
+        manifest["llm"]["retries"].as_u64().unwrap() >= 2,
+        "{}",
+        manifest["llm"]
+    );
+
+    // The endpoint recovers: the failed questions are asked again, nothing else.
+    script.lock().unwrap().healthy = true;
+    let second = run();
+    let text = String::from_utf8_lossy(&second.stdout);
+    assert_eq!(second.status.code(), Some(0), "{text}");
+    assert!(text.contains("(4 answered before)"), "{text}");
+    let ids: Vec<String> = lines(&out.join("entries.jsonl"))
+        .iter()
+        .chain(lines(&out.join("rejects.jsonl")).iter())
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    let unique: BTreeSet<&String> = ids.iter().collect();
+    assert_eq!(
+        (ids.len(), unique.len()),
+        (10, 10),
+        "duplicates after the retry run"
+    );
+    assert_eq!(lines(&out.join("entries.jsonl")).len(), 10);
+}
