@@ -359,7 +359,8 @@ pub struct SlicePiece {
     pub depth: u32,
     /// Tokens of `text`.
     pub tokens: usize,
-    /// The lines, numbered, as shown in the prompt.
+    /// As shown in the prompt: a `=== file:start-end (name, role) ===` header, then
+    /// the lines, numbered.
     pub text: String,
 }
 

@@ -159,15 +159,21 @@ fn lines(p: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-#[test]
-fn endpoint_faults_end_as_rejects_and_are_asked_again() {
+/// A scripted endpoint on loopback; `healthy` answers everything well.
+fn endpoint(healthy: bool) -> (String, Arc<Mutex<Script>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let script = Arc::new(Mutex::new(Script::default()));
-    {
-        let s = script.clone();
-        std::thread::spawn(move || serve(listener, s));
-    }
+    let script = Arc::new(Mutex::new(Script {
+        healthy,
+        ..Default::default()
+    }));
+    let s = script.clone();
+    std::thread::spawn(move || serve(listener, s));
+    (url, script)
+}
+
+/// A project folder of its own: configs copied, the real trees linked.
+fn project() -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
     let toml = std::fs::read_to_string(repo().join("rocqa.toml")).unwrap();
     std::fs::write(
@@ -187,6 +193,13 @@ fn endpoint_faults_end_as_rejects_and_are_asked_again() {
         root.path().join("rocm_sources"),
     )
     .unwrap();
+    root
+}
+
+#[test]
+fn endpoint_faults_end_as_rejects_and_are_asked_again() {
+    let (url, script) = endpoint(false);
+    let root = project();
     let run = || {
         Command::new(BIN)
             .arg("--root")
@@ -271,4 +284,106 @@ fn endpoint_faults_end_as_rejects_and_are_asked_again() {
         "duplicates after the retry run"
     );
     assert_eq!(lines(&out.join("entries.jsonl")).len(), 10);
+}
+
+#[test]
+fn shards_merge_into_the_unsharded_run() {
+    let (url, _script) = endpoint(true);
+    let root = project();
+    let run = |extra: &[&str]| {
+        let o = Command::new(BIN)
+            .arg("--root")
+            .arg(root.path())
+            .args([
+                "extract",
+                "--lib",
+                "rocblas",
+                "--version",
+                "6.4.4",
+                "--api",
+                "rocblas_s{scal,axpy,copy,swap,dot,nrm2}",
+                "--category",
+                "semantics,edge-cases",
+                "--no-cache",
+            ])
+            .args(extra)
+            .env("ROCQA_LLM_URL", &url)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    run(&[]);
+    let out = root.path().join("out/rocblas/6.4.4");
+    let whole: BTreeSet<String> = lines(&out.join("entries.jsonl"))
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(whole.len() >= 6, "{whole:?}");
+    std::fs::remove_file(out.join("entries.jsonl")).unwrap();
+    std::fs::remove_file(out.join("rejects.jsonl")).unwrap();
+    run(&["--shard", "0/2"]);
+    run(&["--shard", "1/2"]);
+    let a: BTreeSet<String> = lines(&out.join("shard-0-of-2/entries.jsonl"))
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    let b: BTreeSet<String> = lines(&out.join("shard-1-of-2/entries.jsonl"))
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        a.is_disjoint(&b) && !a.is_empty() && !b.is_empty(),
+        "{a:?} {b:?}"
+    );
+    let m = Command::new(BIN)
+        .arg("--root")
+        .arg(root.path())
+        .args(["merge", "--lib", "rocblas", "--version", "6.4.4"])
+        .output()
+        .unwrap();
+    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+    let merged: BTreeSet<String> = lines(&out.join("entries.jsonl"))
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(merged, whole);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["entries"].as_u64().unwrap() as usize, whole.len());
+    assert_eq!(manifest["shards"], serde_json::json!(["0/2", "1/2"]));
+}
+
+#[test]
+fn no_endpoint_says_how_to_set_one() {
+    let root = project();
+    let o = Command::new(BIN)
+        .arg("--root")
+        .arg(root.path())
+        .args([
+            "extract",
+            "--lib",
+            "rocblas",
+            "--version",
+            "6.4.4",
+            "--api",
+            "rocblas_sscal",
+            "--limit",
+            "1",
+        ])
+        .env_remove("ROCQA_LLM_URL")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("ROCQA_LLM_URL")
+            && err.contains("[llm]")
+            && err.contains("scripts/llm-server.sh"),
+        "{err}"
+    );
 }

@@ -420,3 +420,77 @@ fn second_index_run_reads_everything_from_the_cache() {
     assert_eq!((warm.parsed, warm.cached), (0, warm.files));
     assert_eq!(a, b);
 }
+
+#[test]
+fn dry_run_prompts_cover_the_in_scope_families_and_every_category() {
+    use rocqa::extract::{plan_run, ExtractPlan};
+    let l = layout();
+    let project = ProjectFile::load(&l.project_file()).unwrap();
+    let templates =
+        rocqa::question::load_templates(&l.root.join(&project.extract.templates)).unwrap();
+    let all_categories: std::collections::BTreeSet<&str> =
+        templates.iter().map(|t| t.category.as_str()).collect();
+    assert_eq!(all_categories.len(), 6);
+    for (lib, version, pair) in [
+        ("rocblas", "6.4.4", None),
+        ("rocsolver", "6.4.3", Some(("rocblas", "6.4.4"))),
+    ] {
+        let (main, _, scope) = load(lib, version);
+        let pair_index = pair.map(|(l, v)| load(l, v).0);
+        let mut trees = rocqa::slice::Trees::default();
+        trees.add(
+            lib,
+            &rocqa::source::tree_path(&l.sources(), lib, version).unwrap(),
+        );
+        if let Some((pl, pv)) = pair {
+            trees.add(pl, &rocqa::source::tree_path(&l.sources(), pl, pv).unwrap());
+        }
+        let graph = CodeGraph::new(&main, pair_index.as_ref(), &scope);
+        let mut indexes = vec![&main];
+        if let Some(p) = &pair_index {
+            indexes.push(p);
+        }
+        let plan = ExtractPlan {
+            lib: lib.into(),
+            version: version.into(),
+            api_glob: None,
+            categories: None,
+            limit: None,
+            shard: None,
+            limits: rocqa::slice::SliceLimits::default(),
+        };
+        let planned = plan_run(&plan, &graph, &indexes, &scope, &trees, &templates).unwrap();
+        let cats: std::collections::BTreeSet<&str> = planned
+            .questions
+            .iter()
+            .map(|q| q.category.as_str())
+            .collect();
+        println!(
+            "{lib} {version}: {} prompts, {}/{} families ({:.1}%), categories {cats:?}",
+            planned.questions.len(),
+            planned.coverage.with_prompts,
+            planned.coverage.in_scope,
+            planned.coverage.prompts_percent
+        );
+        assert!(
+            planned.coverage.prompts_percent >= 95.0,
+            "{lib}: {:?}",
+            planned.coverage.without_prompts
+        );
+        assert_eq!(cats, all_categories, "{lib}: a category has no prompt");
+        // Every prompt fits the slice budget plus the question.
+        let budget = rocqa::slice::SliceLimits::default().budget_tokens;
+        for q in &planned.questions {
+            assert!(
+                q.prompt_tokens < budget + 1500,
+                "{}: {} tokens",
+                q.id,
+                q.prompt_tokens
+            );
+        }
+        // Ids are unique and stable.
+        let ids: std::collections::BTreeSet<&str> =
+            planned.questions.iter().map(|q| q.id.as_str()).collect();
+        assert_eq!(ids.len(), planned.questions.len());
+    }
+}

@@ -236,20 +236,28 @@ pub fn cut(
                 "// as the compiler sees it after macro expansion:\n{x}\n"
             ));
         }
-        let mut tokens = count_tokens(&text);
+        let full = count_tokens(&text);
         let mut cut_end = end;
-        if tokens > limits.max_piece_tokens {
+        if full > limits.max_piece_tokens {
             // Keep the head of an oversized function: signature, checks, first launches.
-            let keep =
-                ((end - start + 1) as usize * limits.max_piece_tokens / tokens).max(1) as u32;
+            let keep = ((end - start + 1) as usize * limits.max_piece_tokens / full).max(1) as u32;
             cut_end = start + keep - 1;
             text = numbered(&lines, start, cut_end);
             text.push_str(&format!(
                 "// ... lines {}-{end} left out (budget)\n",
                 cut_end + 1
             ));
-            tokens = count_tokens(&text);
         }
+        // The block header is part of what the model reads, and of the budget.
+        text = format!(
+            "=== {}:{}-{} ({}, {}) ===\n{text}",
+            n.file,
+            start,
+            cut_end,
+            n.name,
+            role.label()
+        );
+        let tokens = count_tokens(&text);
         if used + tokens > limits.budget_tokens {
             omitted.push(OmittedPiece {
                 name: n.name.clone(),
@@ -355,51 +363,35 @@ fn expanded_text(
         .and_then(|s| s.expanded_text.clone())
 }
 
-/// Tokens of [`render`]'s output, from the pieces' own counts (no re-tokenizing).
+/// Tokens of [`render`]'s output: the pieces' own counts plus the list of omissions.
 pub fn rendered_tokens(slice: &Slice) -> usize {
-    let full = render(slice);
-    let code: usize = slice.pieces.iter().map(|p| p.text.len()).sum();
-    // Headers and the omitted list are the only text not already counted.
-    let rest: String = full
-        .len()
-        .checked_sub(code)
-        .map(|_| {
-            full.lines()
-                .filter(|l| l.starts_with("===") || !l.starts_with(' ') && !l.contains("| "))
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default();
-    slice.tokens + count_tokens(&rest)
+    slice.tokens + count_tokens(&omitted_block(slice))
 }
 
-/// The slice as the prompt shows it: one block per piece with its place and role.
+/// The slice as the prompt shows it: each piece (header, numbered lines), then what
+/// was left out.
 pub fn render(slice: &Slice) -> String {
+    let mut out: String = slice.pieces.iter().map(|p| p.text.as_str()).collect();
+    out.push_str(&omitted_block(slice));
+    out
+}
+
+/// Omitted pieces are named so the model knows they exist; a long tail is only counted.
+fn omitted_block(slice: &Slice) -> String {
+    const SHOWN: usize = 12;
     let mut out = String::new();
-    for p in &slice.pieces {
-        out.push_str(&format!(
-            "=== {}:{}-{} ({}, {}) ===\n{}",
-            p.file,
-            p.start,
-            p.end,
-            p.name,
-            p.role.label(),
-            p.text
-        ));
+    if slice.omitted.is_empty() {
+        return out;
     }
-    if !slice.omitted.is_empty() {
-        // Named so the model knows they exist, not shown; a long tail is only counted.
-        const SHOWN: usize = 12;
-        out.push_str("=== left out of this slice for length ===\n");
-        for o in slice.omitted.iter().take(SHOWN) {
-            out.push_str(&format!("{}:{}-{} ({})\n", o.file, o.start, o.end, o.name));
-        }
-        if slice.omitted.len() > SHOWN {
-            out.push_str(&format!(
-                "... and {} more definitions\n",
-                slice.omitted.len() - SHOWN
-            ));
-        }
+    out.push_str("=== left out of this slice for length ===\n");
+    for o in slice.omitted.iter().take(SHOWN) {
+        out.push_str(&format!("{}:{}-{} ({})\n", o.file, o.start, o.end, o.name));
+    }
+    if slice.omitted.len() > SHOWN {
+        out.push_str(&format!(
+            "... and {} more definitions\n",
+            slice.omitted.len() - SHOWN
+        ));
     }
     out
 }
