@@ -25,3 +25,4 @@ done
 
 # The bundled local LLM server (default endpoint, end-to-end tests).
 scripts/setup-llm.sh
+scripts/setup-hip.sh  # ROCm compiler (hipcc, clang-15, device libs) + rocBLAS/rocSOLVER headers for the compile check

@@ -23,6 +23,8 @@ use crate::model::{
 use crate::question::{answer_schema, plan, Template};
 use crate::slice::{cut, SliceLimits, Trees};
 use crate::validate::check_reply;
+use crate::validate::dedup::{entry_text, signature, DedupIndex};
+use crate::validate::grounding::KnownNames;
 
 /// What to extract.
 pub struct ExtractPlan {
@@ -247,19 +249,42 @@ pub struct RunSummary {
     pub rejects: usize,
 }
 
+/// What answering needs besides the plan and the output folder.
+pub struct RunContext<'a> {
+    /// The endpoint.
+    pub client: &'a LlmClient,
+    /// Model name (for records, when the server does not say).
+    pub model: &'a str,
+    /// Parameters that change answers.
+    pub params: &'a serde_json::Value,
+    /// The pinned source of the library.
+    pub pin: &'a SourcePin,
+    /// Trees, to hash cited lines.
+    pub trees: &'a Trees,
+    /// Names the indexes define, for grounding.
+    pub known: &'a KnownNames,
+    /// Similarity from which two entries are duplicates.
+    pub dedup_threshold: f64,
+}
+
 /// Asks the planned questions that are not answered yet, validating and writing each
 /// answer as it arrives. `progress(done, total)` is called after each.
-#[allow(clippy::too_many_arguments)]
 pub fn run(
     planned: &Planned,
     out: &mut RunOutput,
-    client: &LlmClient,
-    model: &str,
-    params: &serde_json::Value,
-    pin: &SourcePin,
-    trees: &Trees,
+    cx: &RunContext,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<RunSummary, EmitError> {
+    let (client, model, params, pin, trees, known) =
+        (cx.client, cx.model, cx.params, cx.pin, cx.trees, cx.known);
+    // Entries kept by earlier runs take part in duplicate detection.
+    let mut seen = DedupIndex::default();
+    for e in crate::emit::read_jsonl::<Entry>(&out.dir().join("entries.jsonl"))? {
+        seen.insert(
+            &e.id,
+            signature(&entry_text(&e.question, &e.answer, e.code.as_deref())),
+        );
+    }
     let todo: Vec<&Question> = planned
         .questions
         .iter()
@@ -300,45 +325,69 @@ pub fn run(
                     prompt_tokens: resp.usage.prompt_tokens,
                     completion_tokens: resp.usage.completion_tokens,
                 };
-                match check_reply(q, s, &resp.content, trees) {
-                    Ok(v) => {
-                        summary.entries += 1;
-                        out.write_entry(&Entry {
-                            schema_version: ENTRY_SCHEMA_VERSION,
-                            id: q.id.clone(),
-                            lib: s.lib.clone(),
-                            version: s.version.clone(),
-                            source: SourceRef {
-                                origin: pin.origin.clone(),
-                                sha256: pin.sha256.clone(),
-                            },
-                            family: s.family.clone(),
-                            api: s.api.clone(),
-                            apis: s.apis.clone(),
-                            variant: s.variant.clone(),
-                            call_path: s.call_path.clone(),
-                            category: q.category.clone(),
-                            template_id: q.template_id.clone(),
-                            template_version: q.template_version,
-                            difficulty: q.difficulty.clone(),
-                            question: q.text.clone(),
-                            answer: v.answer,
-                            code: v.code,
-                            citations: v.citations,
-                            slice_id: s.id.clone(),
-                            slice: piece_refs(s),
-                            model: if resp.model.is_empty() {
-                                model.to_string()
-                            } else {
-                                resp.model.clone()
-                            },
-                            params: params.clone(),
-                            prompt_sha256: prompt_hash(q),
-                            usage,
-                            validation: v.checks,
-                            generator: generator(),
-                        })
-                    }
+                match check_reply(q, s, &resp.content, trees, known) {
+                    Ok(v) => match seen.nearest(
+                        &signature(&entry_text(&q.text, &v.answer, v.code.as_deref())),
+                        cx.dedup_threshold,
+                    ) {
+                        Some((other, sim)) => {
+                            summary.rejects += 1;
+                            let detail = format!("near-duplicate of {other} (similarity {sim:.2})");
+                            out.write_reject(&reject(
+                                q,
+                                s,
+                                "validate",
+                                "near-duplicate",
+                                &detail,
+                                Some(&resp.content),
+                                v.checks,
+                                model,
+                                usage,
+                            ))
+                        }
+                        None => {
+                            seen.insert(
+                                &q.id,
+                                signature(&entry_text(&q.text, &v.answer, v.code.as_deref())),
+                            );
+                            summary.entries += 1;
+                            out.write_entry(&Entry {
+                                schema_version: ENTRY_SCHEMA_VERSION,
+                                id: q.id.clone(),
+                                lib: s.lib.clone(),
+                                version: s.version.clone(),
+                                source: SourceRef {
+                                    origin: pin.origin.clone(),
+                                    sha256: pin.sha256.clone(),
+                                },
+                                family: s.family.clone(),
+                                api: s.api.clone(),
+                                apis: s.apis.clone(),
+                                variant: s.variant.clone(),
+                                call_path: s.call_path.clone(),
+                                category: q.category.clone(),
+                                template_id: q.template_id.clone(),
+                                template_version: q.template_version,
+                                difficulty: q.difficulty.clone(),
+                                question: q.text.clone(),
+                                answer: v.answer,
+                                code: v.code,
+                                citations: v.citations,
+                                slice_id: s.id.clone(),
+                                slice: piece_refs(s),
+                                model: if resp.model.is_empty() {
+                                    model.to_string()
+                                } else {
+                                    resp.model.clone()
+                                },
+                                params: params.clone(),
+                                prompt_sha256: prompt_hash(q),
+                                usage,
+                                validation: v.checks,
+                                generator: generator(),
+                            })
+                        }
+                    },
                     Err(f) => {
                         summary.rejects += 1;
                         out.write_reject(&reject(

@@ -66,6 +66,26 @@ pub enum Command {
     Merge(MergeArgs),
     /// Check rocqa.toml, the allowlists and the question templates; sends nothing.
     Check,
+    /// Run the validation checks on any entries file against the pinned trees.
+    Validate(ValidateArgs),
+}
+
+/// `rocqa validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// An entries.jsonl file.
+    pub file: PathBuf,
+    /// Drop entries too close to this held-out evaluation set (JSONL: question/answer,
+    /// Alpaca instruction/input/output, or ShareGPT messages).
+    #[arg(long)]
+    pub decontaminate: Option<PathBuf>,
+    /// Where to write entries.jsonl and rejects.jsonl (default: a `validated/` folder
+    /// beside the file).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Similarity from which two entries count as duplicates.
+    #[arg(long, default_value_t = crate::validate::dedup::DEFAULT_THRESHOLD)]
+    pub threshold: f64,
 }
 
 /// `rocqa extract`.
@@ -300,6 +320,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Extract(a) => run_extract(&layout, a),
         Command::Merge(a) => run_merge(&layout, a),
         Command::Check => run_check(&layout),
+        Command::Validate(a) => run_validate(&layout, a),
     }
 }
 
@@ -765,16 +786,26 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
             tracing::info!(done, total, "Answers received.");
         }
     };
-    let summary = crate::extract::run(
-        &planned,
-        &mut out,
-        &client,
-        &model,
-        &params,
-        &pin,
-        &trees,
-        &mut progress,
-    )?;
+    let prefixes: Vec<String> = std::iter::once(&main.index.lib)
+        .chain(pair.as_ref().map(|p| &p.1))
+        .filter_map(|l| {
+            project
+                .library
+                .get(l.as_str())
+                .map(|c| c.api_prefix.clone())
+        })
+        .collect();
+    let known = crate::validate::grounding::KnownNames::from_indexes(&indexes, &prefixes);
+    let cx = crate::extract::RunContext {
+        client: &client,
+        model: &model,
+        params: &params,
+        pin: &pin,
+        trees: &trees,
+        known: &known,
+        dedup_threshold: crate::validate::dedup::DEFAULT_THRESHOLD,
+    };
+    let summary = crate::extract::run(&planned, &mut out, &cx, &mut progress)?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -916,4 +947,81 @@ fn run_check(layout: &Layout) -> Result<i32> {
         Err(e) => say!("llm endpoint: none configured ({e})"),
     }
     Ok(0)
+}
+
+fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
+    use crate::validate::file::{eval_text, validate_entries};
+    let project = ProjectFile::load(&layout.project_file())?;
+    let entries: Vec<crate::model::Entry> = crate::emit::read_jsonl(&a.file)?;
+    if entries.is_empty() {
+        bail!("{}: no entries to validate", a.file.display());
+    }
+    // Every library version the entries name, with its pair, indexed and opened.
+    let mut trees = crate::slice::Trees::default();
+    let mut loaded = Vec::new();
+    let mut prefixes = Vec::new();
+    let wanted: std::collections::BTreeSet<(String, String)> = entries
+        .iter()
+        .map(|e| (e.lib.clone(), e.version.clone()))
+        .collect();
+    for (lib, version) in &wanted {
+        let mut libs = vec![(lib.clone(), version.clone())];
+        libs.extend(pair_of(&project, lib, version)?);
+        for (l, v) in libs {
+            trees.add(&l, &source::tree_path(&layout.sources(), &l, &v)?);
+            prefixes.push(project.library(&l)?.api_prefix.clone());
+            loaded.push(load_index(layout, &project, &l, &v, true)?.index);
+        }
+    }
+    let refs: Vec<&crate::model::LibraryIndex> = loaded.iter().collect();
+    let known = crate::validate::grounding::KnownNames::from_indexes(&refs, &prefixes);
+    let eval: Vec<String> = match &a.decontaminate {
+        Some(p) => crate::emit::read_jsonl::<serde_json::Value>(p)?
+            .iter()
+            .map(eval_text)
+            .collect(),
+        None => Vec::new(),
+    };
+    let n = entries.len();
+    let outcome = validate_entries(entries, &trees, &known, &eval, a.threshold);
+    let dir = a
+        .out
+        .clone()
+        .unwrap_or_else(|| a.file.parent().unwrap_or(Path::new(".")).join("validated"));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let write = |name: &str, lines: Vec<String>| -> Result<()> {
+        let p = dir.join(name);
+        std::fs::write(&p, lines.into_iter().map(|l| l + "\n").collect::<String>())
+            .with_context(|| format!("writing {}", p.display()))
+    };
+    write(
+        "entries.jsonl",
+        outcome
+            .kept
+            .iter()
+            .map(|e| serde_json::to_string(e).expect("json"))
+            .collect(),
+    )?;
+    write(
+        "rejects.jsonl",
+        outcome
+            .rejects
+            .iter()
+            .map(|r| serde_json::to_string(r).expect("json"))
+            .collect(),
+    )?;
+    let mut reasons: std::collections::BTreeMap<&str, usize> = Default::default();
+    for r in &outcome.rejects {
+        *reasons.entry(r.reason.as_str()).or_default() += 1;
+    }
+    say!(
+        "{n} entries: {} pass, {} rejected {reasons:?}; written to {}",
+        outcome.kept.len(),
+        outcome.rejects.len(),
+        dir.display()
+    );
+    for r in &outcome.rejects {
+        say!("  {} {}: {}", r.id, r.reason, r.detail);
+    }
+    Ok(if outcome.kept.is_empty() { 1 } else { 0 })
 }

@@ -2,11 +2,17 @@
 //!
 //! Takes a question, the slice it was asked over and the model's raw reply; gives the
 //! parsed answer with citations resolved and hashed against the pinned tree, or the
-//! reason it is rejected. The checks here are the answer-level ones: well-formed JSON,
-//! length bounds, no refusal or copy of the question, code present where asked, and
-//! every citation inside the code that was shown. (Compile checks with the ROCm
-//! compiler, identifier grounding against the index and near-duplicate detection are
-//! not built yet.)
+//! reason it is rejected: well-formed JSON, length bounds, no refusal or copy of the
+//! question, code present where asked, every citation inside the code that was shown,
+//! identifiers and quotes grounded ([`grounding`]). Near-duplicates are found with
+//! [`dedup`] as entries are kept; [`file`] runs the checks on a whole entries file;
+//! [`compile`] compile-checks HIP snippets with the ROCm compiler.
+
+pub mod compile;
+
+pub mod dedup;
+pub mod file;
+pub mod grounding;
 
 use std::sync::OnceLock;
 
@@ -15,6 +21,7 @@ use serde::Deserialize;
 
 use crate::model::{Check, Citation, Question, Slice};
 use crate::slice::{lines_hash, Trees};
+use grounding::{foreign_quote, unknown_identifiers, KnownNames};
 
 /// Answers shorter than this say nothing.
 pub const MIN_ANSWER_CHARS: usize = 40;
@@ -69,6 +76,11 @@ fn refusal() -> &'static Regex {
     })
 }
 
+/// The phrase that makes an answer a refusal, if any.
+pub(crate) fn refusal_in(text: &str) -> Option<String> {
+    refusal().find(text).map(|m| m.as_str().to_string())
+}
+
 fn normalize(s: &str) -> String {
     s.split_whitespace()
         .collect::<Vec<_>>()
@@ -93,6 +105,7 @@ pub fn check_reply(
     slice: &Slice,
     raw: &str,
     trees: &Trees,
+    known: &KnownNames,
 ) -> Result<Validated, Failed> {
     let mut checks = Vec::new();
     let fail = |checks: &mut Vec<Check>, name: &str, detail: String| {
@@ -211,6 +224,26 @@ pub fn check_reply(
             "{} citations inside the slice, hashed at the pinned version",
             citations.len()
         ),
+    });
+    let shown: String = slice.pieces.iter().map(|p| p.text.as_str()).collect();
+    let unknown = unknown_identifiers(&answer, &shown, known);
+    if !unknown.is_empty() {
+        let detail = format!("not in the index, the slice or HIP: {}", unknown.join(", "));
+        return Err(fail(&mut checks, "unknown-identifiers", detail));
+    }
+    checks.push(Check {
+        name: "identifiers-exist".into(),
+        ok: true,
+        detail: String::new(),
+    });
+    if let Some(q) = foreign_quote(&answer, &shown) {
+        let detail = format!("quoted as library code but not in the slice: {q}");
+        return Err(fail(&mut checks, "quote-not-in-slice", detail));
+    }
+    checks.push(Check {
+        name: "quotes-from-slice".into(),
+        ok: true,
+        detail: String::new(),
     });
     Ok(Validated {
         answer,
@@ -334,7 +367,14 @@ mod tests {
     #[test]
     fn good_reply_passes_with_hashed_citations() {
         let (q, s, t, _d) = fixture();
-        let v = check_reply(&q, &s, &reply(GOOD, "k.hpp", 6, 7), &t).unwrap();
+        let v = check_reply(
+            &q,
+            &s,
+            &reply(GOOD, "k.hpp", 6, 7),
+            &t,
+            &KnownNames::default(),
+        )
+        .unwrap();
         assert_eq!(v.citations[0].file, "src/k.hpp");
         assert_eq!(
             v.citations[0].sha256,
@@ -345,7 +385,8 @@ mod tests {
             &q,
             &s,
             &format!("Sure:\n```json\n{}\n```", reply(GOOD, "src/k.hpp", 5, 5)),
-            &t
+            &t,
+            &KnownNames::default()
         )
         .is_ok());
     }
@@ -375,15 +416,21 @@ mod tests {
             ),
         ];
         for (raw, reason) in cases {
-            let f = check_reply(&q, &s, &raw, &t).unwrap_err();
+            let f = check_reply(&q, &s, &raw, &t, &KnownNames::default()).unwrap_err();
             assert_eq!(f.reason, reason, "{raw}: {}", f.detail);
             assert!(!f.checks.last().unwrap().ok);
         }
         q.requires_code = true;
         assert_eq!(
-            check_reply(&q, &s, &reply(GOOD, "src/k.hpp", 6, 7), &t)
-                .unwrap_err()
-                .reason,
+            check_reply(
+                &q,
+                &s,
+                &reply(GOOD, "src/k.hpp", 6, 7),
+                &t,
+                &KnownNames::default()
+            )
+            .unwrap_err()
+            .reason,
             "code-present"
         );
     }

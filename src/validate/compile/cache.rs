@@ -88,9 +88,7 @@ impl Cache {
     pub fn get(&self, key: &str) -> Option<Verdict> {
         let conn = self.lock();
         let r = conn
-            .prepare_cached(
-                "SELECT ok, stage, diagnostics FROM compile_outcomes WHERE key = ?1",
-            )
+            .prepare_cached("SELECT ok, stage, diagnostics FROM compile_outcomes WHERE key = ?1")
             .and_then(|mut s| {
                 s.query_row([key], |r| {
                     Ok(Verdict {

@@ -54,11 +54,12 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    /// The layout of a file that is one snippet as it stands.
+    /// The layout of a file that is one snippet as it stands (plus the line after its
+    /// end, where clang puts errors about an unexpected end of file).
     pub fn solo(file: &str, lines: u32) -> Layout {
         Layout {
             file: file.to_string(),
-            spans: vec![(1, lines.max(1))],
+            spans: vec![(1, lines + 1)],
             hoisted: Vec::new(),
         }
     }
@@ -90,14 +91,15 @@ fn include_re() -> &'static Regex {
 fn summary_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"^\d+ (errors?|warnings?)( and \d+ errors?)? generated")
-            .expect("static regex")
+        Regex::new(r"^\d+ (errors?|warnings?)( and \d+ errors?)? generated").expect("static regex")
     })
 }
 
 fn driver_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"^(clang|clang\+\+)[-\w.]*: (error|warning|note): ").expect("static regex"))
+    RE.get_or_init(|| {
+        Regex::new(r"^(clang|clang\+\+)[-\w.]*: (error|warning|note): ").expect("static regex")
+    })
 }
 
 /// Namespaced name in a mangled symbol: `<len>rocqa_s<k>` where len counts `rocqa_s<k>`.
@@ -154,15 +156,17 @@ pub(crate) fn parse(stderr: &str) -> Vec<Group> {
             continue;
         }
         let caps = line_re().captures(line);
-        let sev = caps.as_ref().map(|c| c.name("sev").map_or("", |m| m.as_str()));
+        let sev = caps
+            .as_ref()
+            .map(|c| c.name("sev").map_or("", |m| m.as_str()));
         let loc = caps.as_ref().and_then(|c| {
             Some(Loc {
                 file: c.name("file")?.as_str().to_string(),
                 line: c.name("line")?.as_str().parse().ok()?,
             })
         });
-        let starts_group = matches!(sev, Some("error" | "fatal error" | "warning"))
-            || driver_re().is_match(line);
+        let starts_group =
+            matches!(sev, Some("error" | "fatal error" | "warning")) || driver_re().is_match(line);
         if starts_group || groups.is_empty() {
             let driver = driver_re().captures(line);
             let is_error = matches!(sev, Some("error" | "fatal error"))
@@ -197,8 +201,7 @@ pub(crate) fn parse(stderr: &str) -> Vec<Group> {
 /// True when the output's errors come from the backend: none of them names a source line.
 pub(crate) fn is_backend(groups: &[Group]) -> bool {
     let errors: Vec<&Group> = groups.iter().filter(|g| g.is_error).collect();
-    !errors.is_empty()
-        && errors.iter().all(|g| g.head.is_none() && !g.driver)
+    !errors.is_empty() && errors.iter().all(|g| g.head.is_none() && !g.driver)
 }
 
 /// The snippet a group belongs to, and whether it is self-contained (see module docs).
@@ -279,6 +282,11 @@ pub(crate) fn render(groups: &[&Group], layout: &Layout, k: usize, scrub: &[Stri
     out.join("\n")
 }
 
+/// Drops the batch namespaces (`rocqa_s<k>::`) from demangled names.
+pub(crate) fn strip_namespaces(text: &str) -> String {
+    plain_ns_re().replace_all(text, "").into_owned()
+}
+
 /// Mangled names quoted in diagnostics (`'_Z...'`), for demangling.
 pub(crate) fn mangled_names(text: &str) -> BTreeSet<String> {
     static RE: OnceLock<Regex> = OnceLock::new();
@@ -300,7 +308,10 @@ pub(crate) fn trim(text: &str, max: usize) -> String {
     if let Some(nl) = cut.rfind('\n') {
         cut.truncate(nl);
     }
-    let dropped = t[cut.len()..].lines().filter(|l| !l.trim().is_empty()).count();
+    let dropped = t[cut.len()..]
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count();
     format!("{cut}\n... ({dropped} more lines)")
 }
 
@@ -353,7 +364,12 @@ mod tests {
         assert_eq!(groups.len(), 1);
         assert_eq!(owner(&groups[0], &layout()), Some((1, true)));
         let r = render(&[&groups[0]], &layout(), 1, &["/usr/include/".into()]);
-        assert!(r.starts_with(&format!("In file included from {NAME_MARK}:2:\nhip/x.h:7:3: error")), "{r}");
+        assert!(
+            r.starts_with(&format!(
+                "In file included from {NAME_MARK}:2:\nhip/x.h:7:3: error"
+            )),
+            "{r}"
+        );
         assert!(r.ends_with(&format!("{NAME_MARK}:2:1: note: in instantiation of function template specialization requested here")), "{r}");
     }
 
@@ -366,7 +382,8 @@ mod tests {
         let g = parse("batch.hip:7:1: error: expected '}'\n");
         assert_eq!(owner(&g[0], &layout()), None);
         // An unclosed brace: the error sits after the snippet, its note inside it.
-        let g = parse("batch.hip:11:1: error: expected '}'\nbatch.hip:4:12: note: to match this '{'\n");
+        let g =
+            parse("batch.hip:11:1: error: expected '}'\nbatch.hip:4:12: note: to match this '{'\n");
         assert_eq!(owner(&g[0], &layout()), Some((0, false)));
     }
 
@@ -386,9 +403,12 @@ mod tests {
         assert_eq!(owner(&g[0], &l), Some((1, true)));
         assert_eq!(owner(&g[1], &l), Some((11, true)));
         assert_eq!(owner(&g[2], &l), None);
-        assert_eq!(namespaces_named("_ZZN8rocqa_s31kEPfENKUlvE_clEv"), [3].into());
+        assert_eq!(
+            namespaces_named("_ZZN8rocqa_s31kEPfENKUlvE_clEv"),
+            [3].into()
+        );
         assert_eq!(namespaces_named("'rocqa_s7::k(float*)'"), [7].into());
-        assert!(mangled_names(&out).contains("_ZN8rocqa_s12k3EPf"));
+        assert!(mangled_names(out).contains("_ZN8rocqa_s12k3EPf"));
     }
 
     #[test]
@@ -405,7 +425,10 @@ mod tests {
 
     #[test]
     fn trim_cuts_on_lines() {
-        let text = (0..100).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n");
+        let text = (0..100)
+            .map(|i| format!("line {i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
         let t = trim(&text, 50);
         assert!(t.len() < 80 && t.ends_with("more lines)"), "{t}");
         assert_eq!(trim("  short \n", 50), "short");

@@ -209,9 +209,21 @@ mod tests {
             timeout_secs: 1,
             memory_mb: 512,
         };
-        let r = run(Path::new("sh"), &["-c".into(), "sleep 5".into()], d.path(), lim).unwrap();
+        let r = run(
+            Path::new("sh"),
+            &["-c".into(), "sleep 5".into()],
+            d.path(),
+            lim,
+        )
+        .unwrap();
         assert_eq!(r.end, End::TimedOut);
-        let env = run(Path::new("sh"), &["-c".into(), "env; pwd >&2".into()], d.path(), lim).unwrap();
+        let env = run(
+            Path::new("sh"),
+            &["-c".into(), "env; pwd >&2".into()],
+            d.path(),
+            lim,
+        )
+        .unwrap();
         assert_eq!(env.end, End::Exited(0));
         let names: Vec<&str> = env
             .stderr
@@ -226,7 +238,13 @@ mod tests {
             );
         }
         assert!(env.stderr.contains(&d.path().display().to_string()));
-        let soft = run(Path::new("sh"), &["-c".into(), "exit 1".into()], d.path(), lim).unwrap();
+        let soft = run(
+            Path::new("sh"),
+            &["-c".into(), "exit 1".into()],
+            d.path(),
+            lim,
+        )
+        .unwrap();
         assert_eq!(soft.end, End::Exited(1));
     }
 }

@@ -17,23 +17,134 @@ pub const MAX_SNIPPET_BYTES: usize = 256 * 1024;
 /// C++ standard library headers by name (C++20 and earlier), and the C headers C++
 /// keeps (`<cmath>` and `<math.h>` alike).
 const STD_HEADERS: &[&str] = &[
-    "algorithm", "any", "array", "atomic", "barrier", "bit", "bitset", "cassert", "ccomplex",
-    "cctype", "cerrno", "cfenv", "cfloat", "charconv", "chrono", "cinttypes", "ciso646",
-    "climits", "clocale", "cmath", "codecvt", "compare", "complex", "concepts",
-    "condition_variable", "coroutine", "csetjmp", "csignal", "cstdalign", "cstdarg",
-    "cstdbool", "cstddef", "cstdint", "cstdio", "cstdlib", "cstring", "ctgmath", "ctime",
-    "cuchar", "cwchar", "cwctype", "deque", "exception", "execution", "filesystem", "format",
-    "forward_list", "fstream", "functional", "future", "initializer_list", "iomanip", "ios",
-    "iosfwd", "iostream", "istream", "iterator", "latch", "limits", "list", "locale", "map",
-    "memory", "memory_resource", "mutex", "new", "numbers", "numeric", "optional", "ostream",
-    "queue", "random", "ranges", "ratio", "regex", "scoped_allocator", "semaphore", "set",
-    "shared_mutex", "source_location", "span", "sstream", "stack", "stdexcept", "stop_token",
-    "streambuf", "string", "string_view", "strstream", "syncstream", "system_error", "thread",
-    "tuple", "type_traits", "typeindex", "typeinfo", "unordered_map", "unordered_set",
-    "utility", "valarray", "variant", "vector", "version", "assert.h", "complex.h", "ctype.h",
-    "errno.h", "fenv.h", "float.h", "inttypes.h", "iso646.h", "limits.h", "locale.h",
-    "math.h", "setjmp.h", "signal.h", "stdalign.h", "stdarg.h", "stdbool.h", "stddef.h",
-    "stdint.h", "stdio.h", "stdlib.h", "string.h", "tgmath.h", "time.h", "uchar.h", "wchar.h",
+    "algorithm",
+    "any",
+    "array",
+    "atomic",
+    "barrier",
+    "bit",
+    "bitset",
+    "cassert",
+    "ccomplex",
+    "cctype",
+    "cerrno",
+    "cfenv",
+    "cfloat",
+    "charconv",
+    "chrono",
+    "cinttypes",
+    "ciso646",
+    "climits",
+    "clocale",
+    "cmath",
+    "codecvt",
+    "compare",
+    "complex",
+    "concepts",
+    "condition_variable",
+    "coroutine",
+    "csetjmp",
+    "csignal",
+    "cstdalign",
+    "cstdarg",
+    "cstdbool",
+    "cstddef",
+    "cstdint",
+    "cstdio",
+    "cstdlib",
+    "cstring",
+    "ctgmath",
+    "ctime",
+    "cuchar",
+    "cwchar",
+    "cwctype",
+    "deque",
+    "exception",
+    "execution",
+    "filesystem",
+    "format",
+    "forward_list",
+    "fstream",
+    "functional",
+    "future",
+    "initializer_list",
+    "iomanip",
+    "ios",
+    "iosfwd",
+    "iostream",
+    "istream",
+    "iterator",
+    "latch",
+    "limits",
+    "list",
+    "locale",
+    "map",
+    "memory",
+    "memory_resource",
+    "mutex",
+    "new",
+    "numbers",
+    "numeric",
+    "optional",
+    "ostream",
+    "queue",
+    "random",
+    "ranges",
+    "ratio",
+    "regex",
+    "scoped_allocator",
+    "semaphore",
+    "set",
+    "shared_mutex",
+    "source_location",
+    "span",
+    "sstream",
+    "stack",
+    "stdexcept",
+    "stop_token",
+    "streambuf",
+    "string",
+    "string_view",
+    "strstream",
+    "syncstream",
+    "system_error",
+    "thread",
+    "tuple",
+    "type_traits",
+    "typeindex",
+    "typeinfo",
+    "unordered_map",
+    "unordered_set",
+    "utility",
+    "valarray",
+    "variant",
+    "vector",
+    "version",
+    "assert.h",
+    "complex.h",
+    "ctype.h",
+    "errno.h",
+    "fenv.h",
+    "float.h",
+    "inttypes.h",
+    "iso646.h",
+    "limits.h",
+    "locale.h",
+    "math.h",
+    "setjmp.h",
+    "signal.h",
+    "stdalign.h",
+    "stdarg.h",
+    "stdbool.h",
+    "stddef.h",
+    "stdint.h",
+    "stdio.h",
+    "stdlib.h",
+    "string.h",
+    "tgmath.h",
+    "time.h",
+    "uchar.h",
+    "wchar.h",
     "wctype.h",
 ];
 
@@ -100,7 +211,11 @@ pub(crate) fn lex(code: &str) -> Lexed {
             let stop = stop.unwrap_or(b.len());
             nc.extend_from_slice(&b[i..stop]);
             co.push(b'"');
-            co.extend(b[i + 1..stop.saturating_sub(1).max(i + 1)].iter().map(|&x| blank(x)));
+            co.extend(
+                b[i + 1..stop.saturating_sub(1).max(i + 1)]
+                    .iter()
+                    .map(|&x| blank(x)),
+            );
             if stop > i + 1 {
                 co.push(b'"');
             }
@@ -175,7 +290,8 @@ fn digit_separator(b: &[u8], i: usize) -> bool {
     while s > 0 && (b[s - 1].is_ascii_alphanumeric() || matches!(b[s - 1], b'_' | b'.' | b'\'')) {
         s -= 1;
     }
-    s < i && (b[s].is_ascii_digit() || (b[s] == b'.' && b.get(s + 1).is_some_and(u8::is_ascii_digit)))
+    s < i
+        && (b[s].is_ascii_digit() || (b[s] == b'.' && b.get(s + 1).is_some_and(u8::is_ascii_digit)))
 }
 
 /// Joins backslash-newline line continuations, as translation phase 2 does.
@@ -228,7 +344,10 @@ fn check_header(path: &str) -> Result<(), String> {
             "#include \"{path}\": absolute or home paths are not allowed"
         ));
     }
-    if path.split('/').any(|c| c == ".." || c == "." || c.is_empty()) {
+    if path
+        .split('/')
+        .any(|c| c == ".." || c == "." || c.is_empty())
+    {
         return Err(format!(
             "#include \"{path}\": `..`, `.` and empty path components are not allowed"
         ));
@@ -281,6 +400,11 @@ pub fn screen(code: &str) -> Result<(), String> {
     if code.trim().is_empty() {
         return Err("no code".into());
     }
+    rules(code)
+}
+
+/// The rules of [`screen`] without its size checks: also run on assembled batch files.
+pub(crate) fn rules(code: &str) -> Result<(), String> {
     let lexed = lex(&splice(code));
     for (n, line) in lexed.no_comments.lines().enumerate() {
         let Some((name, rest)) = directive(line) else {
@@ -317,7 +441,9 @@ pub fn screen(code: &str) -> Result<(), String> {
             "include_next" => return Err(at("#include_next is not allowed".into())),
             "embed" => return Err(at("#embed is not allowed".into())),
             n if n.starts_with(|c: char| c.is_ascii_digit()) => {
-                return Err(at("line markers (# <number> \"file\") are not allowed".into()))
+                return Err(at(
+                    "line markers (# <number> \"file\") are not allowed".into()
+                ))
             }
             other => return Err(at(format!("#{other} is not an allowed directive"))),
         }
@@ -333,7 +459,8 @@ pub fn screen(code: &str) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    const KERNEL: &str = "#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[threadIdx.x] *= 2; }\n";
+    const KERNEL: &str =
+        "#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[threadIdx.x] *= 2; }\n";
 
     #[test]
     fn plain_kernels_and_library_calls_pass() {
@@ -361,10 +488,16 @@ mod tests {
             ("#include_next <vector>\n", "#include_next"),
             ("#if __has_include(<x>)\n#endif\n", "__has_include"),
             ("#embed \"x\"\n", "#embed"),
-            ("#pragma clang diagnostic ignored \"-Wall\"\n", "#pragma clang"),
+            (
+                "#pragma clang diagnostic ignored \"-Wall\"\n",
+                "#pragma clang",
+            ),
             ("#pragma GCC poison x\n", "#pragma GCC"),
             ("_Pragma(\"clang diagnostic push\")\n", "_Pragma"),
-            ("__global__ void k() { asm volatile(\"s_nop 0\"); }\n", "`asm`"),
+            (
+                "__global__ void k() { asm volatile(\"s_nop 0\"); }\n",
+                "`asm`",
+            ),
             ("void f() { __asm__(\"nop\"); }\n", "`__asm__`"),
             ("#line 1 \"/etc/passwd\"\n", "#line"),
             ("# 12 \"x.h\"\n", "line markers"),
@@ -393,7 +526,10 @@ mod tests {
         assert_eq!(l.no_comments.len(), code.len());
         assert_eq!(l.code_only.len(), code.len());
         assert!(!l.no_comments.contains('b') && !l.no_comments.contains('e'));
-        assert!(!l.no_comments.contains('f'), "a // comment continues after a backslash");
+        assert!(
+            !l.no_comments.contains('f'),
+            "a // comment continues after a backslash"
+        );
         assert!(l.no_comments.contains("\"g\\\"h\"") && l.no_comments.contains('j'));
         for gone in ['g', 'h', 'i', 'j'] {
             assert!(!l.code_only.contains(gone), "{gone}: {}", l.code_only);

@@ -165,7 +165,8 @@ pub(crate) fn valid_target(t: &str) -> bool {
         .is_match(t)
 }
 
-const PROBE: &str = "#include <hip/hip_runtime.h>\n__global__ void rocqa_probe(int* p) { p[threadIdx.x] = 0; }\n";
+const PROBE: &str =
+    "#include <hip/hip_runtime.h>\n__global__ void rocqa_probe(int* p) { p[threadIdx.x] = 0; }\n";
 
 impl Toolchain {
     /// Finds clang++-15 (or hipcc's clang) and the device libraries; `targets` None =
@@ -188,7 +189,7 @@ impl Toolchain {
         let device_lib_version = device_lib_version(&rocm_path);
         let explicit = targets.is_some();
         let candidates: Vec<String> = match targets {
-            Some(t) if t.is_empty() => return Err(CompileError::NoTargetsGiven),
+            Some([]) => return Err(CompileError::NoTargetsGiven),
             Some(t) => t.to_vec(),
             None => DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect(),
         };
@@ -325,10 +326,22 @@ mod tests {
 
     #[test]
     fn target_names() {
-        for ok in ["gfx90a", "gfx908", "gfx1100", "gfx90a:xnack-", "gfx908:sramecc+:xnack+"] {
+        for ok in [
+            "gfx90a",
+            "gfx908",
+            "gfx1100",
+            "gfx90a:xnack-",
+            "gfx908:sramecc+:xnack+",
+        ] {
             assert!(valid_target(ok), "{ok}");
         }
-        for bad in ["", "sm_80", "gfx90a -o /x", "gfx90a:", "--offload-arch=gfx90a"] {
+        for bad in [
+            "",
+            "sm_80",
+            "gfx90a -o /x",
+            "gfx90a:",
+            "--offload-arch=gfx90a",
+        ] {
             assert!(!valid_target(bad), "{bad}");
         }
     }
