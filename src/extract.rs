@@ -265,6 +265,8 @@ pub struct RunContext<'a> {
     pub known: &'a KnownNames,
     /// Similarity from which two entries are duplicates.
     pub dedup_threshold: f64,
+    /// The ROCm compiler, for answers that carry code.
+    pub compiler: &'a crate::validate::compile::Compiler,
 }
 
 /// Asks the planned questions that are not answered yet, validating and writing each
@@ -325,7 +327,29 @@ pub fn run(
                     prompt_tokens: resp.usage.prompt_tokens,
                     completion_tokens: resp.usage.completion_tokens,
                 };
-                match check_reply(q, s, &resp.content, trees, known) {
+                // Code in the answer must compile for the GPU before the entry is kept.
+                let checked = check_reply(q, s, &resp.content, trees, known).and_then(|mut v| {
+                    if let Some(code) = v.code.as_deref() {
+                        match crate::validate::compile_check(cx.compiler, &q.id, code) {
+                            Ok(c) => v.checks.push(c),
+                            Err((reason, detail)) => {
+                                let mut checks = std::mem::take(&mut v.checks);
+                                checks.push(crate::model::Check {
+                                    name: "compiles".into(),
+                                    ok: false,
+                                    detail: detail.clone(),
+                                });
+                                return Err(crate::validate::Failed {
+                                    reason,
+                                    detail,
+                                    checks,
+                                });
+                            }
+                        }
+                    }
+                    Ok(v)
+                });
+                match checked {
                     Ok(v) => match seen.nearest(
                         &signature(&entry_text(&q.text, &v.answer, v.code.as_deref())),
                         cx.dedup_threshold,

@@ -153,6 +153,43 @@ fn planted_defects_are_caught_with_their_reasons() {
     e.citations[0] = cite(KERNELS, 1, 5);
     entries.push(e);
 
+    // Code in answers: compiled for the GPU (device code generation) and the host.
+    let with_code = |id: &str, n: usize, code: &str| {
+        let mut e = good(
+            id,
+            &format!("Write kernel number {n} in the style of rocblas_scal_kernel for float data."),
+            &format!("Variant {n}: like rocblas_scal_kernel, one thread handles one element, index tid = blockIdx.x * DIM_X + threadIdx.x; this sketch number {n} keeps that mapping."),
+        );
+        e.category = "implementation".into();
+        e.code = Some(code.into());
+        e
+    };
+    entries.push(with_code(
+        "rocblas-0000000000000009",
+        9,
+        "#include <hip/hip_runtime.h>\n__global__ void scal9(int n, float a, float* x) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= a; }\nvoid run9(int n, float a, float* x) { hipLaunchKernelGGL(scal9, dim3((n + 255) / 256), dim3(256), 0, 0, n, a, x); }\n",
+    ));
+    entries.push(with_code(
+        "rocblas-0000000000000010",
+        10,
+        "#include <hip/hip_runtime.h>\n__global__ void lds10(float* x) { __shared__ float big[40000]; big[threadIdx.x] = x[threadIdx.x]; __syncthreads(); x[threadIdx.x] = big[255 - threadIdx.x]; }\n",
+    ));
+    entries.push(with_code(
+        "rocblas-0000000000000011",
+        11,
+        "#include <hip/hip_runtime.h>\n__device__ float twice11(float v) { return 2 * v; }\nfloat host11(float v) { return twice11(v); }\n",
+    ));
+    entries.push(with_code(
+        "rocblas-0000000000000012",
+        12,
+        "#include \"/etc/passwd\"\n__global__ void k12(float* x) { x[0] = 1; }\n",
+    ));
+    entries.push(with_code(
+        "rocblas-0000000000000013",
+        13,
+        "#include <hip/hip_runtime.h>\n__global__ void k13(float* x) { x[threadIdx.x] = __builtin_amdgcn_not_a_real_builtin(x[0]); }\n",
+    ));
+
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("entries.jsonl");
     let text: String = entries
@@ -194,7 +231,7 @@ fn planted_defects_are_caught_with_their_reasons() {
             .map(|r| r["reason"].as_str().unwrap().to_string())
             .unwrap_or_else(|| "kept".into())
     };
-    assert_eq!(kept.len(), 2, "{stdout}");
+    assert_eq!(kept.len(), 3, "{stdout}");
     for (id, want) in [
         ("rocblas-0000000000000001", "kept"),
         ("rocblas-0000000000000002", "kept"),
@@ -204,9 +241,34 @@ fn planted_defects_are_caught_with_their_reasons() {
         ("rocblas-0000000000000006", "near-duplicate"),
         ("rocblas-0000000000000007", "quote-not-in-slice"),
         ("rocblas-0000000000000008", "citation-outside-slice"),
+        ("rocblas-0000000000000009", "kept"),
+        ("rocblas-0000000000000012", "compile-screen"),
     ] {
         assert_eq!(reason(id), want, "{id}\n{stdout}");
     }
+    // LDS over the limit only fails in the backend; host calling a device function and
+    // an unknown builtin fail in the front end.
+    assert_eq!(
+        reason("rocblas-0000000000000010"),
+        "compile-backend",
+        "{stdout}"
+    );
+    assert!(
+        reason("rocblas-0000000000000011").starts_with("compile-"),
+        "{stdout}"
+    );
+    assert!(
+        reason("rocblas-0000000000000013").starts_with("compile-"),
+        "{stdout}"
+    );
+    let lds = rejects
+        .iter()
+        .find(|r| r["id"] == "rocblas-0000000000000010")
+        .unwrap();
+    assert!(
+        lds["detail"].as_str().unwrap().contains("local memory"),
+        "{lds}"
+    );
     let dup = rejects
         .iter()
         .find(|r| r["id"] == "rocblas-0000000000000006")

@@ -796,6 +796,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         })
         .collect();
     let known = crate::validate::grounding::KnownNames::from_indexes(&indexes, &prefixes);
+    let compiler = compiler_for(layout, &[(lib.clone(), version.clone())])?;
     let cx = crate::extract::RunContext {
         client: &client,
         model: &model,
@@ -804,6 +805,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         trees: &trees,
         known: &known,
         dedup_threshold: crate::validate::dedup::DEFAULT_THRESHOLD,
+        compiler: &compiler,
     };
     let summary = crate::extract::run(&planned, &mut out, &cx, &mut progress)?;
     if let Some(b) = bar {
@@ -983,7 +985,8 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
         None => Vec::new(),
     };
     let n = entries.len();
-    let outcome = validate_entries(entries, &trees, &known, &eval, a.threshold);
+    let compiler = compiler_for(layout, &wanted.iter().cloned().collect::<Vec<_>>())?;
+    let outcome = validate_entries(entries, &trees, &known, &compiler, &eval, a.threshold);
     let dir = a
         .out
         .clone()
@@ -1024,4 +1027,36 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
         say!("  {} {}: {}", r.id, r.reason, r.detail);
     }
     Ok(if outcome.kept.is_empty() { 1 } else { 0 })
+}
+
+/// The ROCm compiler with the public headers of the given releases (unpacked by
+/// `scripts/setup-hip.sh` into `rocm_sources/headers/`), caching in `out/cache/`.
+fn compiler_for(
+    layout: &Layout,
+    libs: &[(String, String)],
+) -> Result<crate::validate::compile::Compiler> {
+    use crate::validate::compile::{CompileOptions, Compiler, Toolchain};
+    let tc = Toolchain::detect(None)
+        .context("the compile check needs the ROCm compiler; run scripts/setup-hip.sh")?;
+    let include_dirs = libs
+        .iter()
+        .map(|(l, v)| {
+            layout
+                .sources()
+                .join("headers")
+                .join(format!("{l}-{v}"))
+                .join("usr/include")
+        })
+        .filter(|d| d.is_dir())
+        .collect();
+    let cache = layout.root.join("out").join("cache");
+    std::fs::create_dir_all(&cache).with_context(|| format!("creating {}", cache.display()))?;
+    Ok(Compiler::new(
+        tc,
+        CompileOptions {
+            include_dirs,
+            ..Default::default()
+        },
+        Some(&cache.join("compile.sqlite")),
+    )?)
 }

@@ -179,14 +179,51 @@ pub fn validate_entries(
     entries: Vec<Entry>,
     trees: &Trees,
     known: &KnownNames,
+    compiler: &super::compile::Compiler,
     eval: &[String],
     threshold: f64,
 ) -> FileOutcome {
     let mut out = FileOutcome::default();
+    // Every snippet in one call: many per translation unit, in parallel.
+    let snippets: Vec<super::compile::Snippet> = entries
+        .iter()
+        .filter_map(|e| {
+            let code = e.code.as_ref().filter(|c| !c.trim().is_empty())?;
+            Some(super::compile::Snippet {
+                id: e.id.clone(),
+                code: code.clone(),
+            })
+        })
+        .collect();
+    let compiled: std::collections::HashMap<String, super::compile::CompileOutcome> = compiler
+        .check(&snippets)
+        .into_iter()
+        .map(|o| (o.id.clone(), o))
+        .collect();
     let mut passed: Vec<(Entry, Vec<Check>)> = Vec::new();
     for e in entries {
         match check_entry(&e, trees, known) {
-            Ok(c) => passed.push((e, c)),
+            Ok(mut c) => match compiled.get(&e.id) {
+                Some(o) if !o.ok => {
+                    c.push(Check {
+                        name: "compiles".into(),
+                        ok: false,
+                        detail: o.diagnostics.clone(),
+                    });
+                    let detail: String = o.diagnostics.chars().take(1500).collect();
+                    out.rejects
+                        .push(to_reject(&e, &format!("compile-{}", o.stage), &detail, c));
+                }
+                Some(_) => {
+                    c.push(Check {
+                        name: "compiles".into(),
+                        ok: true,
+                        detail: compiler.toolchain().describe(),
+                    });
+                    passed.push((e, c));
+                }
+                None => passed.push((e, c)),
+            },
             Err((reason, detail, checks)) => {
                 out.rejects.push(to_reject(&e, &reason, &detail, checks))
             }

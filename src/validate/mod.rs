@@ -5,7 +5,7 @@
 //! reason it is rejected: well-formed JSON, length bounds, no refusal or copy of the
 //! question, code present where asked, every citation inside the code that was shown,
 //! identifiers and quotes grounded ([`grounding`]). Near-duplicates are found with
-//! [`dedup`] as entries are kept; [`file`] runs the checks on a whole entries file;
+//! [`dedup`] as entries are kept; [`file`](mod@file) runs the checks on a whole entries file;
 //! [`compile`] compile-checks HIP snippets with the ROCm compiler.
 
 pub mod compile;
@@ -74,6 +74,38 @@ fn refusal() -> &'static Regex {
         Regex::new(r"(?i)\b(i('m| am) (sorry|unable)|i can(no|')t (help|answer|assist)|as an ai\b|i do not have access|cannot be determined from)")
             .expect("static regex")
     })
+}
+
+/// Compiles an answer's HIP code: a passing check naming the toolchain, or the failure
+/// (`compile-<stage>`) with the compiler's diagnostics for that snippet.
+pub fn compile_check(
+    compiler: &compile::Compiler,
+    id: &str,
+    code: &str,
+) -> Result<Check, (String, String)> {
+    let out = compiler.check(&[compile::Snippet {
+        id: id.to_string(),
+        code: code.to_string(),
+    }]);
+    match out.into_iter().next() {
+        Some(o) if o.ok => Ok(Check {
+            name: "compiles".into(),
+            ok: true,
+            detail: format!(
+                "{}{}",
+                compiler.toolchain().describe(),
+                if o.cached { " (cached)" } else { "" }
+            ),
+        }),
+        Some(o) => Err((
+            format!("compile-{}", o.stage),
+            o.diagnostics.chars().take(1500).collect(),
+        )),
+        None => Err((
+            "compile-limit".into(),
+            "the compiler returned no result".into(),
+        )),
+    }
 }
 
 /// The phrase that makes an answer a refusal, if any.
