@@ -363,17 +363,6 @@ pub fn plan(templates: &[Template], s: &Slice) -> Vec<Question> {
     let shown = render(s);
     // The slice is the bulk of every prompt: count it once.
     let fixed = count_tokens(SYSTEM_PROMPT) + rendered_tokens(s);
-    // A concrete citation from this slice shows the expected form better than words.
-    let format_hint = match s.pieces.iter().find(|p| p.role != PieceRole::Declaration).or(s.pieces.first()) {
-        Some(p) => format!(
-            "Answer format: {{\"answer\": \"...\", \"code\": \"\", \"citations\": [{{\"file\": \"{}\", \"start\": {}, \"end\": {}}}]}}\n",
-            p.file,
-            p.start,
-            (p.start + 2).min(p.end)
-        ),
-        None => String::new(),
-    };
-    let hint_tokens = count_tokens(&format_hint);
     templates
         .iter()
         .filter(|t| applies(t, s))
@@ -386,9 +375,9 @@ pub fn plan(templates: &[Template], s: &Slice) -> Vec<Question> {
                 family = s.family,
                 apis = s.apis.join(", "),
             );
-            let user = format!("{head}{shown}\n{format_hint}\nQuestion: {text}");
+            let user = format!("{head}{shown}\nQuestion: {text}");
             // Token counts add up across these boundaries to within a few tokens.
-            let prompt_tokens = fixed + count_tokens(&head) + hint_tokens + count_tokens(&text) + 3;
+            let prompt_tokens = fixed + count_tokens(&head) + count_tokens(&text) + 3;
             Question {
                 id: question_id(s, t),
                 slice_id: s.id.clone(),
