@@ -63,6 +63,18 @@ pub struct ProjectFile {
     /// Extraction settings.
     #[serde(default)]
     pub extract: ExtractSection,
+    /// Validation settings.
+    #[serde(default)]
+    pub validate: ValidateSection,
+}
+
+/// `[validate]`: how answers are checked.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValidateSection {
+    /// GPU targets HIP code is compiled for (device code generation for each). Default:
+    /// every one of gfx908, gfx90a and gfx940 that the installed compiler accepts.
+    pub targets: Option<Vec<String>>,
 }
 
 /// `[extract]`: how slices and questions are made.

@@ -327,4 +327,30 @@ fn planted_defects_are_caught_with_their_reasons() {
             .any(|l| l.contains("rocblas-0000000000000002") && l.contains("contaminated")),
         "{rejects}"
     );
+
+    // Against an earlier release's (or another shard's) kept entries.
+    let earlier = dir.path().join("earlier.jsonl");
+    let mut old = entries[0].clone();
+    old.id = "rocblas-0000000000000099".into();
+    std::fs::write(&earlier, serde_json::to_string(&old).unwrap() + "\n").unwrap();
+    let o = Command::new(BIN)
+        .arg("--root")
+        .arg(repo())
+        .arg("validate")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .arg("--against")
+        .arg(&earlier)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let rejects = std::fs::read_to_string(out.join("rejects.jsonl")).unwrap();
+    assert!(
+        rejects
+            .lines()
+            .any(|l| l.contains("\"id\":\"rocblas-0000000000000001\"")
+                && l.contains("near-duplicate of rocblas-0000000000000099")),
+        "{rejects}"
+    );
 }

@@ -86,6 +86,10 @@ pub struct ValidateArgs {
     /// Similarity from which two entries count as duplicates.
     #[arg(long, default_value_t = crate::validate::dedup::DEFAULT_THRESHOLD)]
     pub threshold: f64,
+    /// Entries files kept earlier (other shards, earlier releases): entries of FILE too
+    /// close to one of theirs are rejected as its duplicates.
+    #[arg(long)]
+    pub against: Vec<PathBuf>,
 }
 
 /// `rocqa extract`.
@@ -796,7 +800,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         })
         .collect();
     let known = crate::validate::grounding::KnownNames::from_indexes(&indexes, &prefixes);
-    let compiler = compiler_for(layout, &[(lib.clone(), version.clone())])?;
+    let compiler = compiler_for(layout, &project, &[(lib.clone(), version.clone())])?;
     let cx = crate::extract::RunContext {
         client: &client,
         model: &model,
@@ -985,8 +989,24 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
         None => Vec::new(),
     };
     let n = entries.len();
-    let compiler = compiler_for(layout, &wanted.iter().cloned().collect::<Vec<_>>())?;
-    let outcome = validate_entries(entries, &trees, &known, &compiler, &eval, a.threshold);
+    let compiler = compiler_for(
+        layout,
+        &project,
+        &wanted.iter().cloned().collect::<Vec<_>>(),
+    )?;
+    let mut earlier = Vec::new();
+    for p in &a.against {
+        earlier.extend(crate::emit::read_jsonl::<crate::model::Entry>(p)?);
+    }
+    let outcome = validate_entries(
+        entries,
+        &earlier,
+        &trees,
+        &known,
+        &compiler,
+        &eval,
+        a.threshold,
+    );
     let dir = a
         .out
         .clone()
@@ -1033,11 +1053,13 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
 /// `scripts/setup-hip.sh` into `rocm_sources/headers/`), caching in `out/cache/`.
 fn compiler_for(
     layout: &Layout,
+    project: &ProjectFile,
     libs: &[(String, String)],
 ) -> Result<crate::validate::compile::Compiler> {
     use crate::validate::compile::{CompileOptions, Compiler, Toolchain};
-    let tc = Toolchain::detect(None)
-        .context("the compile check needs the ROCm compiler; run scripts/setup-hip.sh")?;
+    let tc = Toolchain::detect(project.validate.targets.as_deref()).context(
+        "the compile check needs the ROCm compiler (run scripts/setup-hip.sh) and targets it accepts ([validate] targets in rocqa.toml)",
+    )?;
     let include_dirs = libs
         .iter()
         .map(|(l, v)| {

@@ -172,11 +172,12 @@ pub fn check_entry(
     Ok(checks)
 }
 
-/// Validates a whole file: per-entry checks, then near-duplicates (the best-grounded
-/// of a group is kept: most citations, then id), then decontamination against
-/// held-out evaluation texts.
+/// Validates a whole file: per-entry checks, then near-duplicates among the file's
+/// entries and against `earlier` ones (the best-grounded of a group is kept: most
+/// citations, then id), then decontamination against held-out evaluation texts.
 pub fn validate_entries(
     entries: Vec<Entry>,
+    earlier: &[Entry],
     trees: &Trees,
     known: &KnownNames,
     compiler: &super::compile::Compiler,
@@ -239,7 +240,14 @@ pub fn validate_entries(
             .cmp(&passed[a].0.citations.len())
             .then(passed[a].0.id.cmp(&passed[b].0.id))
     });
+    // Entries kept elsewhere (other shards, earlier releases) are kept already.
     let mut seen = DedupIndex::default();
+    for e in earlier {
+        seen.insert(
+            &e.id,
+            signature(&entry_text(&e.question, &e.answer, e.code.as_deref())),
+        );
+    }
     let mut keep: BTreeMap<usize, Vec<Check>> = BTreeMap::new();
     for k in order {
         let (e, checks) = &passed[k];
