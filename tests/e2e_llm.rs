@@ -182,6 +182,11 @@ fn extract_against_a_real_llm_is_valid_resumable_and_cached() {
         !before_kill.is_empty() && before_kill.len() < 4,
         "killed too late to test resuming: {before_kill:?}"
     );
+    // Questions the endpoint failed to answer are asked again, not counted as answered.
+    let retried = lines(&out.join("rejects.jsonl"))
+        .iter()
+        .filter(|r| r["stage"] == "llm")
+        .count();
 
     // Resume: finishes the rest, no duplicates, nothing lost.
     let resumed = extract(root.path(), &server.url).output().unwrap();
@@ -192,7 +197,10 @@ fn extract_against_a_real_llm_is_valid_resumable_and_cached() {
         String::from_utf8_lossy(&resumed.stderr)
     );
     assert!(
-        text.contains(&format!("({} answered before)", before_kill.len())),
+        text.contains(&format!(
+            "({} answered before)",
+            before_kill.len() - retried
+        )),
         "{text}"
     );
     let all = ids(&out);
@@ -240,11 +248,23 @@ fn extract_against_a_real_llm_is_valid_resumable_and_cached() {
     // A rerun from scratch costs no LLM request: every answer comes from the cache,
     // and the same records come out.
     let first_entries = std::fs::read_to_string(out.join("entries.jsonl")).unwrap();
+    // Answers the endpoint failed to give (e.g. cut at max_tokens) are errors, not
+    // cached: only those are asked again.
+    let uncached = lines(&out.join("rejects.jsonl"))
+        .iter()
+        .filter(|r| r["stage"] == "llm")
+        .count();
     std::fs::remove_file(out.join("entries.jsonl")).unwrap();
     std::fs::remove_file(out.join("rejects.jsonl")).unwrap();
     let again = extract(root.path(), &server.url).output().unwrap();
     let text = String::from_utf8_lossy(&again.stdout);
-    assert!(text.contains("llm: 0 requests, 4 cache hits"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "llm: {uncached} requests, {} cache hits",
+            4 - uncached
+        )),
+        "{text}"
+    );
     assert_eq!(ids(&out), all);
     let mut a: Vec<&str> = first_entries.lines().collect();
     let second = std::fs::read_to_string(out.join("entries.jsonl")).unwrap();
