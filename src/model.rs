@@ -491,6 +491,40 @@ pub struct Slice {
     pub difficulty: String,
     /// Tokens of all pieces.
     pub tokens: usize,
+    /// What the slice is cut for, and values read off its code for the questions.
+    #[serde(default)]
+    pub focus: SliceFocus,
+}
+
+/// The function or kernel a slice is cut for, the host chain that reaches it, and
+/// specific values read off the code (launch site, block shape, conditions) that make
+/// the questions about it specific.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SliceFocus {
+    /// The target's name (empty when the slice has no kernel to aim at).
+    pub target: String,
+    /// `file:start-end` of the target, shown whole.
+    pub target_range: String,
+    /// Lines of the target.
+    pub target_lines: u32,
+    /// Host chain from the entry point down to the target, by name.
+    pub chain: Vec<String>,
+    /// Files of the chain pieces and the target (for difficulty).
+    pub chain_files: Vec<String>,
+    /// The function that launches the target.
+    pub launcher: String,
+    /// The argument-check function on the chain.
+    pub arg_check: String,
+    /// Base-form functions shown beside the variant's own (variant slices).
+    pub base_counterparts: Vec<String>,
+    /// The variant function that differs from its base counterpart.
+    pub variant_impl: String,
+    /// The rocBLAS kernel a rocSOLVER slice reaches, when shown.
+    pub cross_kernel: String,
+    /// The API of an earlier family whose slice this one nearly repeats.
+    pub twin_of: String,
+    /// Placeholder values read off the code (`launch_site`, `block`, `condition`, ...).
+    pub values: std::collections::BTreeMap<String, String>,
 }
 
 /// One question to ask about one slice.
