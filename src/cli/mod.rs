@@ -75,10 +75,12 @@ pub enum Command {
 pub struct ValidateArgs {
     /// An entries.jsonl file.
     pub file: PathBuf,
-    /// Drop entries too close to this held-out evaluation set (JSONL: question/answer,
-    /// Alpaca instruction/input/output, or ShareGPT messages).
+    /// Drop entries whose question or answer shares a 13-word sequence with an item of
+    /// this held-out evaluation set (JSONL: question/answer, Alpaca
+    /// instruction/input/output, or ShareGPT messages); repeat for several sets, each
+    /// reported on its own.
     #[arg(long)]
-    pub decontaminate: Option<PathBuf>,
+    pub decontaminate: Vec<PathBuf>,
     /// Where to write entries.jsonl and rejects.jsonl (default: a `validated/` folder
     /// beside the file).
     #[arg(long)]
@@ -214,6 +216,10 @@ pub struct IndexArgs {
     /// branches blank), numbered with the original lines.
     #[arg(long, requires = "file")]
     pub expanded: bool,
+    /// Print the defines the files are read under, each with where it comes from (the
+    /// library's CMake files, its pair's generated headers, rocqa.toml).
+    #[arg(long, conflicts_with = "file")]
+    pub defines: bool,
 }
 
 /// `rocqa api`.
@@ -423,7 +429,6 @@ fn load_index(
     version: &str,
     use_cache: bool,
 ) -> Result<Loaded> {
-    let lcfg = project.library(lib)?;
     project.version(lib, version)?;
     let scope = Scope::load(&layout.scope_file(lib))?;
     let tree = source::tree_path(&layout.sources(), lib, version)?;
@@ -431,6 +436,7 @@ fn load_index(
     if !use_cache {
         let _ = std::fs::remove_dir_all(&cache);
     }
+    let lcfg = &effective_config(layout, project, lib, version, &tree)?;
     let (index, stats) = index_tree(lib, version, &tree, lcfg, &scope, Some(&cache))
         .with_context(|| format!("indexing {lib} {version}"))?;
     Ok(Loaded {
@@ -438,6 +444,39 @@ fn load_index(
         stats,
         scope,
     })
+}
+
+/// The paired library's name and tree, when the version has a pair that is fetched.
+fn pair_tree(
+    layout: &Layout,
+    project: &ProjectFile,
+    lib: &str,
+    version: &str,
+) -> Result<Option<(String, PathBuf)>> {
+    Ok(pair_of(project, lib, version)?.and_then(|(plib, pver)| {
+        source::tree_path(&layout.sources(), &plib, &pver)
+            .ok()
+            .filter(|t| t.is_dir())
+            .map(|t| (plib, t))
+    }))
+}
+
+/// A library's configuration with the defines its build (and its pair's generated
+/// headers) set, rocqa.toml's own winning.
+fn effective_config(
+    layout: &Layout,
+    project: &ProjectFile,
+    lib: &str,
+    version: &str,
+    tree: &Path,
+) -> Result<crate::config::LibraryConfig> {
+    let pair = pair_tree(layout, project, lib, version)?;
+    Ok(crate::index::with_build_defines(
+        lib,
+        tree,
+        project.library(lib)?,
+        pair.as_ref().map(|(l, t)| (l.as_str(), t.as_path())),
+    ))
 }
 
 fn version_of(project: &ProjectFile, a: &LibArgs) -> Result<String> {
@@ -450,10 +489,28 @@ fn version_of(project: &ProjectFile, a: &LibArgs) -> Result<String> {
 fn run_index(layout: &Layout, a: IndexArgs) -> Result<i32> {
     let project = ProjectFile::load(&layout.project_file())?;
     let version = version_of(&project, &a.lib)?;
+    if a.defines {
+        let tree = source::tree_path(&layout.sources(), &a.lib.lib, &version)?;
+        let pair = pair_tree(layout, &project, &a.lib.lib, &version)?;
+        let defs = crate::index::build_defines(
+            &a.lib.lib,
+            &tree,
+            project.library(&a.lib.lib)?,
+            pair.as_ref().map(|(l, t)| (l.as_str(), t.as_path())),
+        );
+        if a.json {
+            say!("{}", serde_json::to_string_pretty(&defs)?);
+        } else {
+            for d in &defs {
+                say!("{}={}  ({})", d.name, d.value, d.origin);
+            }
+        }
+        return Ok(if defs.is_empty() { 1 } else { 0 });
+    }
     if let (Some(path), true) = (&a.file, a.expanded) {
-        let lcfg = project.library(&a.lib.lib)?;
         let scope = Scope::load(&layout.scope_file(&a.lib.lib))?;
         let tree = source::tree_path(&layout.sources(), &a.lib.lib, &version)?;
+        let lcfg = &effective_config(layout, &project, &a.lib.lib, &version, &tree)?;
         let (text, expansions) = crate::index::expand_file(&a.lib.lib, &tree, lcfg, &scope, path)?;
         for (n, line) in text.lines().enumerate() {
             if !line.trim().is_empty() {
@@ -648,15 +705,7 @@ fn run_scope(layout: &Layout, a: ScopeArgs) -> Result<i32> {
 }
 
 fn pair_of(project: &ProjectFile, lib: &str, version: &str) -> Result<Option<(String, String)>> {
-    match &project.version(lib, version)?.pair {
-        Some(p) => {
-            let (l, v) = p.split_once('@').with_context(|| {
-                format!("rocqa.toml: library.{lib}.versions.\"{version}\".pair = \"{p}\": expected `lib@version`")
-            })?;
-            Ok(Some((l.to_string(), v.to_string())))
-        }
-        None => Ok(None),
-    }
+    Ok(project.pair(lib, version)?)
 }
 
 fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
@@ -799,7 +848,9 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
                 .map(|c| c.api_prefix.clone())
         })
         .collect();
-    let known = crate::validate::grounding::KnownNames::from_indexes(&indexes, &prefixes);
+    let known = crate::validate::grounding::KnownNames::from_indexes(&indexes, &prefixes)
+        .with_trees(&trees)
+        .with_system_headers();
     let compiler = compiler_for(layout, &project, &[(lib.clone(), version.clone())])?;
     let cx = crate::extract::RunContext {
         client: &client,
@@ -956,19 +1007,23 @@ fn run_check(layout: &Layout) -> Result<i32> {
 }
 
 fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
-    use crate::validate::file::{eval_text, validate_entries};
+    use crate::validate::file::{eval_item, read_entries, validate_entries, FileJob};
     let project = ProjectFile::load(&layout.project_file())?;
-    let entries: Vec<crate::model::Entry> = crate::emit::read_jsonl(&a.file)?;
-    if entries.is_empty() {
-        bail!("{}: no entries to validate", a.file.display());
+    let file = read_entries(&a.file)?;
+    if file.entries.is_empty() && file.rejects.is_empty() {
+        bail!("{}: the file holds no entries", a.file.display());
     }
-    // Every library version the entries name, with its pair, indexed and opened.
+    let pins = source::Pins::load(&layout.sources().join("sources.toml"))?;
+    // Every configured library version the entries name, with its pair, indexed and
+    // opened; entries of any other library are rejected by the checks, unread.
     let mut trees = crate::slice::Trees::default();
     let mut loaded = Vec::new();
     let mut prefixes = Vec::new();
-    let wanted: std::collections::BTreeSet<(String, String)> = entries
+    let wanted: std::collections::BTreeSet<(String, String)> = file
+        .entries
         .iter()
-        .map(|e| (e.lib.clone(), e.version.clone()))
+        .map(|(_, e)| (e.lib.clone(), e.version.clone()))
+        .filter(|(l, v)| project.library.contains_key(l.as_str()) && pins.get(l, v).is_some())
         .collect();
     for (lib, version) in &wanted {
         let mut libs = vec![(lib.clone(), version.clone())];
@@ -980,15 +1035,19 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
         }
     }
     let refs: Vec<&crate::model::LibraryIndex> = loaded.iter().collect();
-    let known = crate::validate::grounding::KnownNames::from_indexes(&refs, &prefixes);
-    let eval: Vec<String> = match &a.decontaminate {
-        Some(p) => crate::emit::read_jsonl::<serde_json::Value>(p)?
-            .iter()
-            .map(eval_text)
-            .collect(),
-        None => Vec::new(),
-    };
-    let n = entries.len();
+    let known = crate::validate::grounding::KnownNames::from_indexes(&refs, &prefixes)
+        .with_trees(&trees)
+        .with_system_headers();
+    let mut eval = Vec::new();
+    for p in &a.decontaminate {
+        let mut set = crate::validate::dedup::EvalSet::named(&p.display().to_string());
+        for v in crate::emit::read_jsonl::<serde_json::Value>(p)? {
+            let (q, ans) = eval_item(&v);
+            set.add(&q, &ans);
+        }
+        eval.push(set);
+    }
+    let n = file.entries.len() + file.rejects.len();
     let compiler = compiler_for(
         layout,
         &project,
@@ -999,13 +1058,18 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
         earlier.extend(crate::emit::read_jsonl::<crate::model::Entry>(p)?);
     }
     let outcome = validate_entries(
-        entries,
-        &earlier,
-        &trees,
-        &known,
-        &compiler,
-        &eval,
-        a.threshold,
+        file,
+        &FileJob {
+            grounding: crate::validate::Grounding {
+                trees: &trees,
+                known: &known,
+            },
+            pins: &pins,
+            compiler: &compiler,
+            earlier: &earlier,
+            eval: &eval,
+            threshold: a.threshold,
+        },
     );
     let dir = a
         .out
@@ -1043,6 +1107,9 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
         outcome.rejects.len(),
         dir.display()
     );
+    for (set, items, by_q, by_a) in &outcome.contamination {
+        say!("  eval set {set}: {items} items; {by_q} entries overlap by question, {by_a} by answer (13-word sequences)");
+    }
     for r in &outcome.rejects {
         say!("  {} {}: {}", r.id, r.reason, r.detail);
     }
