@@ -646,6 +646,20 @@ fn run_graph(layout: &Layout, a: GraphArgs) -> Result<i32> {
                 for (f, why) in &s.not_reaching {
                     say!("    {f}: {why}");
                 }
+                say!(
+                    "  call sites cut (more than graph.max_fanout definitions fit): {}",
+                    s.cut_sites.len()
+                );
+                for c in &s.cut_sites {
+                    say!(
+                        "    {}:{} {} -> {} ({} candidates)",
+                        c.file,
+                        c.line,
+                        c.caller,
+                        c.callee,
+                        c.candidates
+                    );
+                }
             }
         }
         return Ok(0);
