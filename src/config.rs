@@ -206,6 +206,21 @@ impl ProjectFile {
         })
     }
 
+    /// The library and version a version's calls leave into (`pair = "lib@version"`).
+    pub fn pair(&self, lib: &str, version: &str) -> Result<Option<(String, String)>, ConfigError> {
+        match &self.version(lib, version)?.pair {
+            Some(p) => {
+                let (l, v) = p.split_once('@').ok_or_else(|| {
+                    ConfigError::Unknown(format!(
+                        "rocqa.toml: library.{lib}.versions.\"{version}\".pair = \"{p}\": expected `lib@version`"
+                    ))
+                })?;
+                Ok(Some((l.to_string(), v.to_string())))
+            }
+            None => Ok(None),
+        }
+    }
+
     /// The newest configured version of a library (by numeric components).
     pub fn latest_version(&self, lib: &str) -> Result<String, ConfigError> {
         let l = self.library(lib)?;

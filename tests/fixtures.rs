@@ -872,9 +872,11 @@ fn index_stats_count_the_fixture_exactly() {
     assert_eq!(s.api_64, 3, "rocfx _64 API functions");
     assert_eq!(s.api_families, 7, "rocfx families");
     let s = &w.solver.stats;
-    assert_eq!(s.kernels, 3, "rocfxsolver kernels");
+    // getf2_small_kernel and its launch are behind `#ifdef OPTIMAL`, which only the
+    // fixture's CMakeLists.txt defines.
+    assert_eq!(s.kernels, 4, "rocfxsolver kernels");
     assert_eq!(s.device_helpers, 1, "rocfxsolver device helpers");
-    assert_eq!(s.launches, 3, "rocfxsolver launch sites");
+    assert_eq!(s.launches, 4, "rocfxsolver launch sites");
     assert_eq!(
         s.macro_expanded, 0,
         "rocfxsolver definitions from macro expansions"
@@ -1086,4 +1088,40 @@ fn declarations_under_if_0_are_not_api() {
     .expect("indexes");
     let names: Vec<&str> = idx.api.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names, ["rocfx_sscal"]);
+}
+
+#[test]
+fn build_defines_come_from_the_cmake_files() {
+    // The bug class: a define the build sets (option OPTIMAL, default ON) read as
+    // undefined hides every launch behind `#ifdef OPTIMAL`.
+    let root = minilib();
+    let project = ProjectFile::load(&root.join("rocqa.toml")).expect("fixture rocqa.toml loads");
+    let cfg = project.library("rocfxsolver").expect("configured");
+    let tree = root.join("trees/rocfxsolver");
+    let defs = rocqa::index::build_defines("rocfxsolver", &tree, cfg, None);
+    let optimal = defs
+        .iter()
+        .find(|d| d.name == "OPTIMAL")
+        .expect("OPTIMAL derived from CMakeLists.txt");
+    assert_eq!(optimal.value, "1");
+    assert_eq!(
+        optimal.origin,
+        "library/CMakeLists.txt:8 target_compile_definitions"
+    );
+    // `if(NOT BUILD_SHARED_LIBS)` is false: the option defaults to ON.
+    assert!(!defs.iter().any(|d| d.name == "ROCFXSOLVER_STATIC_LIB"));
+    let export = defs
+        .iter()
+        .find(|d| d.name == "ROCFXSOLVER_EXPORT")
+        .unwrap();
+    assert_eq!(export.origin, "rocqa.toml [library.rocfxsolver.defines]");
+    // rocqa.toml overrides what the build sets.
+    let mut conf = cfg.clone();
+    conf.defines.insert("OPTIMAL".into(), "2".into());
+    let defs = rocqa::index::build_defines("rocfxsolver", &tree, &conf, None);
+    let optimal = defs.iter().find(|d| d.name == "OPTIMAL").unwrap();
+    assert_eq!(
+        (optimal.value.as_str(), optimal.origin.as_str()),
+        ("2", "rocqa.toml [library.rocfxsolver.defines]")
+    );
 }

@@ -24,6 +24,17 @@ fn load(lib: &str, version: &str) -> (LibraryIndex, IndexStats, Scope) {
     let scope = Scope::load(&l.scope_file(lib)).expect("allowlist loads");
     let tree = rocqa::source::tree_path(&l.sources(), lib, version)
         .unwrap_or_else(|e| panic!("{e}\n(run scripts/setup.sh to fetch the real sources)"));
+    // As the CLI does: the paired library's generated headers add defines.
+    let pair_tree = project.pair(lib, version).expect("pair").map(|(pl, pv)| {
+        let t = rocqa::source::tree_path(&l.sources(), &pl, &pv).expect("pair fetched");
+        (pl, t)
+    });
+    let cfg = &rocqa::index::with_build_defines(
+        lib,
+        &tree,
+        cfg,
+        pair_tree.as_ref().map(|(pl, t)| (pl.as_str(), t.as_path())),
+    );
     let (index, stats) = index_tree(
         lib,
         version,

@@ -230,6 +230,10 @@ pub struct IndexArgs {
     /// branches blank), numbered with the original lines.
     #[arg(long, requires = "file")]
     pub expanded: bool,
+    /// Print the defines the files are read under, each with where it comes from (the
+    /// library's CMake files, its pair's generated headers, rocqa.toml).
+    #[arg(long, conflicts_with = "file")]
+    pub defines: bool,
 }
 
 /// `rocqa api`.
@@ -440,7 +444,6 @@ fn load_index(
     version: &str,
     use_cache: bool,
 ) -> Result<Loaded> {
-    let lcfg = project.library(lib)?;
     project.version(lib, version)?;
     let scope = Scope::load(&layout.scope_file(lib))?;
     let tree = source::tree_path(&layout.sources(), lib, version)?;
@@ -448,6 +451,7 @@ fn load_index(
     if !use_cache {
         let _ = std::fs::remove_dir_all(&cache);
     }
+    let lcfg = &effective_config(layout, project, lib, version, &tree)?;
     let (index, stats) = index_tree(lib, version, &tree, lcfg, &scope, Some(&cache))
         .with_context(|| format!("indexing {lib} {version}"))?;
     Ok(Loaded {
@@ -455,6 +459,39 @@ fn load_index(
         stats,
         scope,
     })
+}
+
+/// The paired library's name and tree, when the version has a pair that is fetched.
+fn pair_tree(
+    layout: &Layout,
+    project: &ProjectFile,
+    lib: &str,
+    version: &str,
+) -> Result<Option<(String, PathBuf)>> {
+    Ok(pair_of(project, lib, version)?.and_then(|(plib, pver)| {
+        source::tree_path(&layout.sources(), &plib, &pver)
+            .ok()
+            .filter(|t| t.is_dir())
+            .map(|t| (plib, t))
+    }))
+}
+
+/// A library's configuration with the defines its build (and its pair's generated
+/// headers) set, rocqa.toml's own winning.
+fn effective_config(
+    layout: &Layout,
+    project: &ProjectFile,
+    lib: &str,
+    version: &str,
+    tree: &Path,
+) -> Result<crate::config::LibraryConfig> {
+    let pair = pair_tree(layout, project, lib, version)?;
+    Ok(crate::index::with_build_defines(
+        lib,
+        tree,
+        project.library(lib)?,
+        pair.as_ref().map(|(l, t)| (l.as_str(), t.as_path())),
+    ))
 }
 
 fn version_of(project: &ProjectFile, a: &LibArgs) -> Result<String> {
@@ -467,10 +504,28 @@ fn version_of(project: &ProjectFile, a: &LibArgs) -> Result<String> {
 fn run_index(layout: &Layout, a: IndexArgs) -> Result<i32> {
     let project = ProjectFile::load(&layout.project_file())?;
     let version = version_of(&project, &a.lib)?;
+    if a.defines {
+        let tree = source::tree_path(&layout.sources(), &a.lib.lib, &version)?;
+        let pair = pair_tree(layout, &project, &a.lib.lib, &version)?;
+        let defs = crate::index::build_defines(
+            &a.lib.lib,
+            &tree,
+            project.library(&a.lib.lib)?,
+            pair.as_ref().map(|(l, t)| (l.as_str(), t.as_path())),
+        );
+        if a.json {
+            say!("{}", serde_json::to_string_pretty(&defs)?);
+        } else {
+            for d in &defs {
+                say!("{}={}  ({})", d.name, d.value, d.origin);
+            }
+        }
+        return Ok(if defs.is_empty() { 1 } else { 0 });
+    }
     if let (Some(path), true) = (&a.file, a.expanded) {
-        let lcfg = project.library(&a.lib.lib)?;
         let scope = Scope::load(&layout.scope_file(&a.lib.lib))?;
         let tree = source::tree_path(&layout.sources(), &a.lib.lib, &version)?;
+        let lcfg = &effective_config(layout, &project, &a.lib.lib, &version, &tree)?;
         let (text, expansions) = crate::index::expand_file(&a.lib.lib, &tree, lcfg, &scope, path)?;
         for (n, line) in text.lines().enumerate() {
             if !line.trim().is_empty() {
@@ -665,15 +720,7 @@ fn run_scope(layout: &Layout, a: ScopeArgs) -> Result<i32> {
 }
 
 fn pair_of(project: &ProjectFile, lib: &str, version: &str) -> Result<Option<(String, String)>> {
-    match &project.version(lib, version)?.pair {
-        Some(p) => {
-            let (l, v) = p.split_once('@').with_context(|| {
-                format!("rocqa.toml: library.{lib}.versions.\"{version}\".pair = \"{p}\": expected `lib@version`")
-            })?;
-            Ok(Some((l.to_string(), v.to_string())))
-        }
-        None => Ok(None),
-    }
+    Ok(project.pair(lib, version)?)
 }
 
 fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {

@@ -9,6 +9,7 @@
 //! (all files, if a `#define` anywhere changed, since any file may expand it).
 
 pub mod api;
+pub mod cmake;
 pub mod lex;
 pub mod parse;
 pub mod preprocess;
@@ -28,7 +29,7 @@ use crate::model::{FileIndex, LibraryIndex, MacroDef};
 use preprocess::{DirKind, Directive, Fallback, Includes, Macro, MacroTable};
 
 /// Bumped whenever the index format or extraction changes, so old caches are ignored.
-const INDEX_FORMAT: u32 = 4;
+const INDEX_FORMAT: u32 = 5;
 
 /// Why indexing failed.
 #[derive(Debug, thiserror::Error)]
@@ -125,7 +126,43 @@ struct Source {
     hash: u64,
 }
 
-/// Indexes one tree. `cache_dir`, when given, holds the on-disk cache.
+/// The defines a library's files are compiled with: those its CMake files set (see
+/// [`cmake`]), those of the paired library's generated public headers (rocSOLVER
+/// includes rocBLAS's version header), then `cfg.defines` from rocqa.toml, which win.
+pub fn build_defines(
+    lib: &str,
+    tree: &Path,
+    cfg: &LibraryConfig,
+    pair: Option<(&str, &Path)>,
+) -> Vec<cmake::BuildDefine> {
+    cmake::effective(
+        tree,
+        lib,
+        &cfg.defines,
+        &format!("rocqa.toml [library.{lib}.defines]"),
+        pair,
+    )
+}
+
+/// `cfg` with its defines replaced by [`build_defines`]: the configuration the index
+/// reads the tree under.
+pub fn with_build_defines(
+    lib: &str,
+    tree: &Path,
+    cfg: &LibraryConfig,
+    pair: Option<(&str, &Path)>,
+) -> LibraryConfig {
+    let mut out = cfg.clone();
+    out.defines = build_defines(lib, tree, cfg, pair)
+        .into_iter()
+        .map(|d| (d.name, d.value))
+        .collect();
+    out
+}
+
+/// Indexes one tree under the defines its build sets ([`build_defines`]; pass a
+/// [`with_build_defines`] configuration to add a paired library's). `cache_dir`, when
+/// given, holds the on-disk cache.
 pub fn index_tree(
     lib: &str,
     version: &str,
@@ -138,6 +175,7 @@ pub fn index_tree(
     if !tree.is_dir() {
         return Err(IndexError::NoTree(tree.display().to_string()));
     }
+    let cfg = &with_build_defines(lib, tree, cfg, None);
     let rels = list_files(tree, cfg, scope);
     let sources = read_sources(tree, rels)?;
     tracing::debug!(
@@ -562,6 +600,7 @@ pub fn expand_file(
     scope: &Scope,
     rel: &str,
 ) -> Result<(String, Vec<preprocess::Expansion>), IndexError> {
+    let cfg = &with_build_defines(lib, tree, cfg, None);
     let rels = list_files(tree, cfg, scope);
     let id = rels
         .iter()

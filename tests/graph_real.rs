@@ -1,0 +1,140 @@
+//! Graph accuracy on the real rocBLAS 6.4.4 and rocSOLVER 6.4.3 trees: build defines as
+//! the CMake files set them, overloads, typed numerics-check edges.
+//! Run with `cargo test --release --features real-sources --test graph_real`.
+#![cfg(feature = "real-sources")]
+
+use std::path::PathBuf;
+
+use rocqa::config::{Layout, ProjectFile, Scope};
+use rocqa::graph::CodeGraph;
+use rocqa::index::index_tree;
+use rocqa::model::{InterfaceGraph, LibraryIndex, NodeKind};
+
+fn layout() -> Layout {
+    Layout {
+        root: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+    }
+}
+
+fn tree(lib: &str, version: &str) -> PathBuf {
+    rocqa::source::tree_path(&layout().sources(), lib, version)
+        .unwrap_or_else(|e| panic!("{e}\n(run scripts/setup.sh to fetch the real sources)"))
+}
+
+/// The configuration the CLI indexes under: the build's defines and the pair's headers.
+fn config(lib: &str, version: &str) -> rocqa::config::LibraryConfig {
+    let project = ProjectFile::load(&layout().project_file()).expect("rocqa.toml loads");
+    let pair = project
+        .pair(lib, version)
+        .expect("pair")
+        .map(|(l, v)| (tree(&l, &v), l));
+    rocqa::index::with_build_defines(
+        lib,
+        &tree(lib, version),
+        project.library(lib).expect("configured"),
+        pair.as_ref().map(|(t, l)| (l.as_str(), t.as_path())),
+    )
+}
+
+fn load(lib: &str, version: &str) -> (LibraryIndex, Scope) {
+    let l = layout();
+    let scope = Scope::load(&l.scope_file(lib)).expect("allowlist loads");
+    let (index, _) = index_tree(
+        lib,
+        version,
+        &tree(lib, version),
+        &config(lib, version),
+        &scope,
+        Some(&l.index_cache(lib, version)),
+    )
+    .expect("index builds");
+    (index, scope)
+}
+
+fn solver_graph(api: &str) -> InterfaceGraph {
+    let (main, scope) = load("rocsolver", "6.4.3");
+    let (blas, _) = load("rocblas", "6.4.4");
+    let g = CodeGraph::new(&main, Some(&blas), &scope);
+    let f = main.api.iter().find(|a| a.name == api).expect("API found");
+    g.interface(f)
+}
+
+fn kernels(g: &InterfaceGraph) -> Vec<&str> {
+    g.nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::Kernel)
+        .map(|n| n.name.as_str())
+        .collect()
+}
+
+#[test]
+fn rocsolver_defines_come_from_its_cmake_files_and_the_paired_version_header() {
+    let project = ProjectFile::load(&layout().project_file()).unwrap();
+    let defs = rocqa::index::build_defines(
+        "rocsolver",
+        &tree("rocsolver", "6.4.3"),
+        project.library("rocsolver").unwrap(),
+        Some(("rocblas", &tree("rocblas", "6.4.4"))),
+    );
+    let get = |n: &str| {
+        defs.iter()
+            .find(|d| d.name == n)
+            .unwrap_or_else(|| panic!("{n} not derived: {defs:?}"))
+    };
+    // option(OPTIMAL ... ON) in CMakeLists.txt:58, applied in library/src/CMakeLists.txt.
+    assert_eq!(
+        (
+            get("OPTIMAL").value.as_str(),
+            get("OPTIMAL").origin.as_str()
+        ),
+        (
+            "1",
+            "library/src/CMakeLists.txt:459 target_compile_definitions"
+        )
+    );
+    // rocBLAS 6.4.4 is rocBLAS 4.4.1 (rocm_setup_version in its CMakeLists.txt).
+    assert_eq!(get("ROCBLAS_VERSION_MAJOR").value, "4");
+    assert_eq!(get("ROCBLAS_VERSION_MINOR").value, "4");
+    assert!(get("ROCBLAS_VERSION_MAJOR")
+        .origin
+        .starts_with("rocblas: library/CMakeLists.txt:175 configure_file"));
+    assert_eq!(get("ROCSOLVER_VERSION_MINOR").value, "28");
+    assert!(!defs.iter().any(|d| d.name == "ROCSOLVER_STATIC_LIB"));
+    assert!(!defs.iter().any(|d| d.name == "USE_INTERNAL_GEMM"));
+}
+
+#[test]
+fn sgetf2_reaches_the_specialized_kernels_behind_optimal() {
+    let g = solver_graph("rocsolver_sgetf2");
+    let k = kernels(&g);
+    for want in [
+        "getf2_small_kernel",
+        "getf2_panel_kernel",
+        "getf2_scale_update_kernel",
+    ] {
+        assert!(k.contains(&want), "{want} missing; kernels: {k:?}");
+        let n = g.nodes.iter().find(|n| n.name == want).unwrap();
+        assert_eq!(
+            n.file,
+            "library/src/specialized/roclapack_getf2_specialized_kernels.hpp"
+        );
+    }
+}
+
+#[test]
+fn rocsolver_64_paths_are_not_empty() {
+    // ROCBLAS_VERSION_MAJOR undefined emptied them: rocblas.hpp's wrappers sit under
+    // version conditions.
+    for api in [
+        "rocsolver_sgetrf_64",
+        "rocsolver_sgeqrf_64",
+        "rocsolver_sgetrs_64",
+    ] {
+        let g = solver_graph(api);
+        assert!(
+            !kernels(&g).is_empty(),
+            "{api}: no kernel reached ({} nodes)",
+            g.nodes.len()
+        );
+    }
+}
