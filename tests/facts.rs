@@ -124,14 +124,26 @@ fn fixture_solver_cross_library_and_loop_conditions() {
         38,
     );
     assert!(x.values["callee"].starts_with("rocfx:library/src/blas1/rocfx_scal_kernels.cpp"));
-    // The pivot search runs once per column: the loop is a condition of the launch.
+    // roclapack_getf2.hpp:73-75: the pivot search runs once per column; the loop is a
+    // condition of the launch, and the fact's lines start at the loop.
     let l = find(
         &f,
         FactKind::Launch,
         "getf2_iamax",
         "lapack/roclapack_getf2.hpp",
-        68,
+        73,
     );
+    assert_eq!(l.end_line, 75);
+    // roclapack_getf2.hpp:78-80: behind `#ifdef OPTIMAL`, which the build defines
+    // (CMakeLists.txt), under a run-time size threshold stated as a condition.
+    let s = find(
+        &f,
+        FactKind::Launch,
+        "getf2_small_kernel",
+        "lapack/roclapack_getf2.hpp",
+        79,
+    );
+    assert_eq!(s.conditions.last().map(String::as_str), Some("m - j <= 64"));
     assert!(
         l.conditions.iter().any(|c| c.starts_with("loop: for")),
         "{:?}",

@@ -923,7 +923,8 @@ fn code_text(
     for (l, v) in libs {
         let tree = source::tree_path(&layout.sources(), l, v)?;
         let scope = Scope::load(&layout.scope_file(l))?;
-        let t = crate::index::ExpandedTree::new(l, &tree, project.library(l)?, &scope)
+        let cfg = effective_config(layout, project, l, v, &tree)?;
+        let t = crate::index::ExpandedTree::new(l, &tree, &cfg, &scope)
             .with_context(|| format!("reading {l} {v}"))?;
         code.add(l, t);
     }

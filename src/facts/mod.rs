@@ -26,12 +26,17 @@ use crate::index::ExpandedTree;
 use crate::model::{ApiFacts, EdgeKind, Fact, FactKind, GraphNode, InterfaceGraph, NodeKind};
 use code::{eval_int, split_args, tidy, Body, Scanner, Text};
 
+/// A file of a library: `(lib, file)`.
+type FileKey = (String, String);
+/// A definition: `(lib, file, name, line)`.
+type DefKey = (String, String, String, u32);
+
 /// The expanded text of the trees facts are read from, by library, read once per file.
 #[derive(Default)]
 pub struct CodeText {
     trees: HashMap<String, ExpandedTree>,
-    files: RefCell<HashMap<(String, String), Option<Rc<Text>>>>,
-    bodies: RefCell<HashMap<(String, String, String, u32), Option<Rc<Body>>>>,
+    files: RefCell<HashMap<FileKey, Option<Rc<Text>>>>,
+    bodies: RefCell<HashMap<DefKey, Option<Rc<Body>>>>,
 }
 
 impl CodeText {

@@ -615,6 +615,7 @@ pub fn expand_file(
 /// The text the parser sees, file by file, for stages that read code after the index
 /// (facts read launch arguments and the conditions around them off it): comments gone,
 /// macros expanded, branches the build leaves out blank, lines as in the original.
+/// Pass the configuration the index was built with (e.g. [`with_build_defines`]).
 pub struct ExpandedTree {
     prep: Prepared,
     ids: HashMap<String, usize>,
@@ -628,6 +629,8 @@ impl ExpandedTree {
         cfg: &LibraryConfig,
         scope: &Scope,
     ) -> Result<ExpandedTree, IndexError> {
+        // The same configuration `index_tree` reads the tree under.
+        let cfg = &with_build_defines(lib, tree, cfg, None);
         let sources = read_sources(tree, list_files(tree, cfg, scope))?;
         let prep = Prepared::new(lib, cfg, &sources)?;
         let ids = prep
