@@ -17,7 +17,7 @@ use crate::emit::{percent, Coverage, EmitError, Manifest, RunOutput};
 use crate::graph::CodeGraph;
 use crate::llm::{ChatRequest, LlmClient, Message};
 use crate::model::{
-    ApiFunction, Entry, PieceRef, Question, Reject, Slice, SourcePin, SourceRef, TokenUsage,
+    ApiFunction, Entry, Question, Reject, Slice, SourcePin, SourceRef, TokenUsage,
     ENTRY_SCHEMA_VERSION,
 };
 use crate::question::{answer_schema, plan, Template};
@@ -333,17 +333,12 @@ pub fn run(
                         match crate::validate::compile_check(cx.compiler, &q.id, code) {
                             Ok(c) => v.checks.push(c),
                             Err((reason, detail)) => {
-                                let mut checks = std::mem::take(&mut v.checks);
-                                checks.push(crate::model::Check {
-                                    name: "compiles".into(),
-                                    ok: false,
-                                    detail: detail.clone(),
-                                });
-                                return Err(crate::validate::Failed {
+                                return Err(crate::validate::Failed::after(
+                                    std::mem::take(&mut v.checks),
+                                    "compiles",
                                     reason,
                                     detail,
-                                    checks,
-                                });
+                                ));
                             }
                         }
                     }
@@ -398,7 +393,7 @@ pub fn run(
                                 code: v.code,
                                 citations: v.citations,
                                 slice_id: s.id.clone(),
-                                slice: piece_refs(s),
+                                slice: crate::validate::piece_refs(s),
                                 model: if resp.model.is_empty() {
                                     model.to_string()
                                 } else {
@@ -418,7 +413,7 @@ pub fn run(
                             q,
                             s,
                             "validate",
-                            &f.reason,
+                            f.reason.as_str(),
                             &f.detail,
                             Some(&resp.content),
                             f.checks,
@@ -453,21 +448,6 @@ pub fn run(
         Some(e) => Err(e),
         None => Ok(summary),
     }
-}
-
-fn piece_refs(s: &Slice) -> Vec<PieceRef> {
-    s.pieces
-        .iter()
-        .map(|p| PieceRef {
-            role: p.role,
-            name: p.name.clone(),
-            lib: p.lib.clone(),
-            file: p.file.clone(),
-            start: p.start,
-            end: p.end,
-            sha256: p.sha256.clone(),
-        })
-        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -106,6 +106,14 @@ pub struct Symbol {
     /// text, one line), since the original file holds only the invocation.
     #[serde(default)]
     pub expanded_text: Option<String>,
+    /// How many arguments a call may pass: parameters without a default value, and all
+    /// parameters (`u16::MAX` after a `...`). Tells overloads apart.
+    #[serde(default)]
+    pub arity: Option<(u16, u16)>,
+    /// Parameters that are arrays of pointers (`T* const* x`, `T* const x[]`): the
+    /// batched overloads of an overload set have them, the others not.
+    #[serde(default)]
+    pub pointer_arrays: u16,
 }
 
 /// A call from one definition to a named function.
@@ -124,6 +132,9 @@ pub struct CallSite {
     /// the macro's body supplies it.
     #[serde(default = "yes")]
     pub written: bool,
+    /// Arguments passed, when the call parsed cleanly.
+    #[serde(default)]
+    pub args: Option<u16>,
 }
 
 fn yes() -> bool {

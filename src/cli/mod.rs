@@ -91,10 +91,12 @@ pub struct FactsArgs {
 pub struct ValidateArgs {
     /// An entries.jsonl file.
     pub file: PathBuf,
-    /// Drop entries too close to this held-out evaluation set (JSONL: question/answer,
-    /// Alpaca instruction/input/output, or ShareGPT messages).
+    /// Drop entries whose question or answer shares a 13-word sequence with an item of
+    /// this held-out evaluation set (JSONL: question/answer, Alpaca
+    /// instruction/input/output, or ShareGPT messages); repeat for several sets, each
+    /// reported on its own.
     #[arg(long)]
-    pub decontaminate: Option<PathBuf>,
+    pub decontaminate: Vec<PathBuf>,
     /// Where to write entries.jsonl and rejects.jsonl (default: a `validated/` folder
     /// beside the file).
     #[arg(long)]
@@ -661,6 +663,20 @@ fn run_graph(layout: &Layout, a: GraphArgs) -> Result<i32> {
                 for (f, why) in &s.not_reaching {
                     say!("    {f}: {why}");
                 }
+                say!(
+                    "  call sites cut (more than graph.max_fanout definitions fit): {}",
+                    s.cut_sites.len()
+                );
+                for c in &s.cut_sites {
+                    say!(
+                        "    {}:{} {} -> {} ({} candidates)",
+                        c.file,
+                        c.line,
+                        c.caller,
+                        c.callee,
+                        c.candidates
+                    );
+                }
             }
         }
         return Ok(0);
@@ -863,7 +879,9 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
                 .map(|c| c.api_prefix.clone())
         })
         .collect();
-    let known = crate::validate::grounding::KnownNames::from_indexes(&indexes, &prefixes);
+    let known = crate::validate::grounding::KnownNames::from_indexes(&indexes, &prefixes)
+        .with_trees(&trees)
+        .with_system_headers();
     let compiler = compiler_for(layout, &project, &[(lib.clone(), version.clone())])?;
     let cx = crate::extract::RunContext {
         client: &client,
@@ -1088,19 +1106,23 @@ fn run_check(layout: &Layout) -> Result<i32> {
 }
 
 fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
-    use crate::validate::file::{eval_text, validate_entries};
+    use crate::validate::file::{eval_item, read_entries, validate_entries, FileJob};
     let project = ProjectFile::load(&layout.project_file())?;
-    let entries: Vec<crate::model::Entry> = crate::emit::read_jsonl(&a.file)?;
-    if entries.is_empty() {
-        bail!("{}: no entries to validate", a.file.display());
+    let file = read_entries(&a.file)?;
+    if file.entries.is_empty() && file.rejects.is_empty() {
+        bail!("{}: the file holds no entries", a.file.display());
     }
-    // Every library version the entries name, with its pair, indexed and opened.
+    let pins = source::Pins::load(&layout.sources().join("sources.toml"))?;
+    // Every configured library version the entries name, with its pair, indexed and
+    // opened; entries of any other library are rejected by the checks, unread.
     let mut trees = crate::slice::Trees::default();
     let mut loaded = Vec::new();
     let mut prefixes = Vec::new();
-    let wanted: std::collections::BTreeSet<(String, String)> = entries
+    let wanted: std::collections::BTreeSet<(String, String)> = file
+        .entries
         .iter()
-        .map(|e| (e.lib.clone(), e.version.clone()))
+        .map(|(_, e)| (e.lib.clone(), e.version.clone()))
+        .filter(|(l, v)| project.library.contains_key(l.as_str()) && pins.get(l, v).is_some())
         .collect();
     for (lib, version) in &wanted {
         let mut libs = vec![(lib.clone(), version.clone())];
@@ -1112,15 +1134,19 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
         }
     }
     let refs: Vec<&crate::model::LibraryIndex> = loaded.iter().collect();
-    let known = crate::validate::grounding::KnownNames::from_indexes(&refs, &prefixes);
-    let eval: Vec<String> = match &a.decontaminate {
-        Some(p) => crate::emit::read_jsonl::<serde_json::Value>(p)?
-            .iter()
-            .map(eval_text)
-            .collect(),
-        None => Vec::new(),
-    };
-    let n = entries.len();
+    let known = crate::validate::grounding::KnownNames::from_indexes(&refs, &prefixes)
+        .with_trees(&trees)
+        .with_system_headers();
+    let mut eval = Vec::new();
+    for p in &a.decontaminate {
+        let mut set = crate::validate::dedup::EvalSet::named(&p.display().to_string());
+        for v in crate::emit::read_jsonl::<serde_json::Value>(p)? {
+            let (q, ans) = eval_item(&v);
+            set.add(&q, &ans);
+        }
+        eval.push(set);
+    }
+    let n = file.entries.len() + file.rejects.len();
     let compiler = compiler_for(
         layout,
         &project,
@@ -1131,13 +1157,18 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
         earlier.extend(crate::emit::read_jsonl::<crate::model::Entry>(p)?);
     }
     let outcome = validate_entries(
-        entries,
-        &earlier,
-        &trees,
-        &known,
-        &compiler,
-        &eval,
-        a.threshold,
+        file,
+        &FileJob {
+            grounding: crate::validate::Grounding {
+                trees: &trees,
+                known: &known,
+            },
+            pins: &pins,
+            compiler: &compiler,
+            earlier: &earlier,
+            eval: &eval,
+            threshold: a.threshold,
+        },
     );
     let dir = a
         .out
@@ -1175,6 +1206,9 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
         outcome.rejects.len(),
         dir.display()
     );
+    for (set, items, by_q, by_a) in &outcome.contamination {
+        say!("  eval set {set}: {items} items; {by_q} entries overlap by question, {by_a} by answer (13-word sequences)");
+    }
     for r in &outcome.rejects {
         say!("  {} {}: {}", r.id, r.reason, r.detail);
     }

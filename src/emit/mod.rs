@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -23,7 +23,7 @@ pub const ENTRY_SCHEMA: &str = include_str!("entry.schema.json");
 #[derive(Debug, thiserror::Error)]
 pub enum EmitError {
     /// File system trouble.
-    #[error("{path}: cannot {action}")]
+    #[error("{path}: cannot {action}: {source}")]
     Io {
         /// What was being done.
         action: &'static str,
@@ -134,7 +134,7 @@ struct IdOnly {
 
 /// Cuts a torn last line (a kill mid-write) and returns the ids of the whole lines.
 fn repair_and_ids(path: &Path) -> Result<Vec<String>, EmitError> {
-    let Ok(bytes) = std::fs::read(path) else {
+    let Some(bytes) = read_existing(path)? else {
         return Ok(Vec::new());
     };
     let whole = bytes
@@ -167,9 +167,10 @@ fn repair_and_ids(path: &Path) -> Result<Vec<String>, EmitError> {
 
 /// Removes `stage = "llm"` rejects from a rejects file; returns their ids.
 fn drop_retryable(path: &Path) -> Result<Vec<String>, EmitError> {
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Some(bytes) = read_existing(path)? else {
         return Ok(Vec::new());
     };
+    let text = String::from_utf8(bytes).map_err(|e| io("read", path)(std::io::Error::other(e)))?;
     let mut keep = String::with_capacity(text.len());
     let mut dropped = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -194,24 +195,58 @@ fn drop_retryable(path: &Path) -> Result<Vec<String>, EmitError> {
     Ok(dropped)
 }
 
-/// Reads every record of a JSONL file.
+/// The bytes of an output file that may not exist yet: `None` when it does not. Any
+/// other read error is an error, never an empty file, and only a regular file is read
+/// (a device such as `/dev/full` never ends).
+pub fn read_existing(path: &Path) -> Result<Option<Vec<u8>>, EmitError> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io("read", path)(e)),
+        Ok(m) if !m.is_file() => {
+            return Err(io("read", path)(std::io::Error::other(
+                "not a regular file; give a path to a .jsonl file",
+            )))
+        }
+        Ok(_) => {}
+    }
+    std::fs::read(path).map(Some).map_err(io("read", path))
+}
+
+/// Reads every record of a JSONL file (none when it does not exist).
 pub fn read_jsonl<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, EmitError> {
-    let Ok(f) = File::open(path) else {
+    let Some(bytes) = read_existing(path)? else {
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
-    for (k, line) in BufReader::new(f).lines().enumerate() {
-        let line = line.map_err(io("read", path))?;
-        if line.trim().is_empty() {
+    for (k, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
             continue;
         }
-        out.push(serde_json::from_str(&line).map_err(|e| EmitError::BadLine {
-            path: path.display().to_string(),
-            line: k + 1,
-            message: e.to_string(),
-        })?);
+        out.push(
+            serde_json::from_slice(line).map_err(|e| EmitError::BadLine {
+                path: path.display().to_string(),
+                line: k + 1,
+                message: e.to_string(),
+            })?,
+        );
     }
     Ok(out)
+}
+
+/// Where a record breaks the entry schema: `field: what`, empty when it conforms.
+pub fn schema_violations(record: &serde_json::Value) -> Vec<String> {
+    static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let v = VALIDATOR.get_or_init(|| {
+        let schema: serde_json::Value =
+            serde_json::from_str(ENTRY_SCHEMA).expect("entry.schema.json is JSON");
+        jsonschema::validator_for(&schema).expect("entry.schema.json is a valid schema")
+    });
+    v.iter_errors(record)
+        .map(|e| {
+            let at = e.instance_path.to_string();
+            format!("{}: {e}", if at.is_empty() { "/" } else { &at })
+        })
+        .collect()
 }
 
 /// What a run produced, computed from its files.

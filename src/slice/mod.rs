@@ -35,6 +35,24 @@ pub enum SliceError {
         /// Cause.
         source: std::io::Error,
     },
+    /// A file asked of a library that has no pinned tree here.
+    #[error(
+        "{file}: library `{lib}` has no pinned tree here; name a library configured in rocqa.toml"
+    )]
+    UnknownLibrary {
+        /// Library named.
+        lib: String,
+        /// File asked for.
+        file: String,
+    },
+    /// A path that would leave the library's pinned tree (`..`, absolute, a link out).
+    #[error("{file}: not a path inside the pinned {lib} tree; give it relative to the tree root")]
+    OutsideTree {
+        /// Library.
+        lib: String,
+        /// File asked for.
+        file: String,
+    },
 }
 
 /// Limits for one slice.
@@ -96,17 +114,51 @@ impl Trees {
         self.roots.insert(lib.to_string(), root.to_path_buf());
     }
 
+    /// The configured libraries and the roots of their trees.
+    pub fn roots(&self) -> impl Iterator<Item = (&str, &Path)> {
+        self.roots.iter().map(|(l, r)| (l.as_str(), r.as_path()))
+    }
+
+    /// The path of a file inside a library's pinned tree. Nothing outside a configured
+    /// tree is ever read: an unknown library, an absolute path, `..`, or a link leading
+    /// out of the tree is refused before any read.
+    pub fn path_of(&self, lib: &str, file: &str) -> Result<PathBuf, SliceError> {
+        let root = self
+            .roots
+            .get(lib)
+            .ok_or_else(|| SliceError::UnknownLibrary {
+                lib: lib.to_string(),
+                file: file.to_string(),
+            })?;
+        let outside = || SliceError::OutsideTree {
+            lib: lib.to_string(),
+            file: file.to_string(),
+        };
+        let rel = Path::new(file);
+        if file.is_empty()
+            || !rel
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(outside());
+        }
+        let path = root.join(rel);
+        // Links inside the tree may not lead out of it.
+        if let (Ok(real), Ok(real_root)) = (path.canonicalize(), root.canonicalize()) {
+            if !real.starts_with(&real_root) {
+                return Err(outside());
+            }
+        }
+        Ok(path)
+    }
+
     /// The lines of a file (cached; files are read once per run).
     pub fn lines(&self, lib: &str, file: &str) -> Result<FileLines, SliceError> {
         let key = (lib.to_string(), file.to_string());
         if let Some(l) = self.files.borrow().get(&key) {
             return Ok(l.clone());
         }
-        let path = self
-            .roots
-            .get(lib)
-            .map(|r| r.join(file))
-            .unwrap_or_else(|| PathBuf::from(file));
+        let path = self.path_of(lib, file)?;
         let text = std::fs::read(&path).map_err(|source| SliceError::Read {
             path: path.display().to_string(),
             source,

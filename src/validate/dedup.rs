@@ -118,6 +118,86 @@ fn band_key(sig: &Signature, band: usize) -> u64 {
     h
 }
 
+/// Words per n-gram for decontamination, as NeMo Curator and open-instruct use.
+pub const CONTAMINATION_NGRAM: usize = 13;
+
+/// A held-out evaluation set: the 13-grams of its questions and of its answers, kept
+/// apart so a copied question is found whatever the answer says, and the other way.
+#[derive(Debug, Default)]
+pub struct EvalSet {
+    /// Name (the file it came from).
+    pub name: String,
+    /// Items read.
+    pub items: usize,
+    questions: std::collections::HashSet<u64>,
+    answers: std::collections::HashSet<u64>,
+    /// Whole normalized texts shorter than an n-gram, compared by containment.
+    short_questions: Vec<String>,
+    short_answers: Vec<String>,
+}
+
+/// Which side of an entry overlaps an evaluation item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlap {
+    /// The question shares an n-gram with an evaluation question.
+    Question,
+    /// The answer shares an n-gram with an evaluation answer.
+    Answer,
+}
+
+fn grams(w: &[String]) -> impl Iterator<Item = u64> + '_ {
+    w.windows(CONTAMINATION_NGRAM)
+        .map(|g| xxh3_64_with_seed(g.join(" ").as_bytes(), 0))
+}
+
+/// Texts too short for one n-gram need this many words to be compared at all.
+const MIN_SHORT_WORDS: usize = 6;
+
+impl EvalSet {
+    /// An empty set named `name`.
+    pub fn named(name: &str) -> EvalSet {
+        EvalSet {
+            name: name.to_string(),
+            ..Default::default()
+        }
+    }
+
+    /// Adds an evaluation item's question and answer.
+    pub fn add(&mut self, question: &str, answer: &str) {
+        self.items += 1;
+        for (text, set, short) in [
+            (question, &mut self.questions, &mut self.short_questions),
+            (answer, &mut self.answers, &mut self.short_answers),
+        ] {
+            let w = words(text);
+            set.extend(grams(&w));
+            short.push(format!(" {} ", w.join(" ")));
+        }
+    }
+
+    /// Does the entry's question or answer overlap this set?
+    pub fn overlap(&self, question: &str, answer: &str) -> Option<Overlap> {
+        let hit = |text: &str, set: &std::collections::HashSet<u64>, short: &[String]| {
+            let w = words(text);
+            if w.len() >= CONTAMINATION_NGRAM {
+                grams(&w).any(|g| set.contains(&g))
+            } else if w.len() >= MIN_SHORT_WORDS {
+                let needle = format!(" {} ", w.join(" "));
+                short.iter().any(|t| t.contains(&needle))
+            } else {
+                false
+            }
+        };
+        if hit(question, &self.questions, &self.short_questions) {
+            Some(Overlap::Question)
+        } else if hit(answer, &self.answers, &self.short_answers) {
+            Some(Overlap::Answer)
+        } else {
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,5 +231,33 @@ mod tests {
                 DEFAULT_THRESHOLD
             )
             .is_none());
+    }
+
+    #[test]
+    fn eval_overlap_is_found_per_side() {
+        let mut set = EvalSet::default();
+        set.add(
+            "How does rocblas_scal_kernel map threads to the elements of x in the batched case?",
+            "Each thread scales one element and blockIdx.z picks the batch instance in the grid launched by the launcher.",
+        );
+        // The same question with another answer.
+        assert_eq!(
+            set.overlap(
+                "How does rocblas_scal_kernel map threads to the elements of x in the batched case?",
+                "Something else entirely."
+            ),
+            Some(Overlap::Question)
+        );
+        assert_eq!(
+            set.overlap(
+                "Another question?",
+                "As the code shows, each thread scales one element and blockIdx.z picks the batch instance in the grid launched by the launcher, see line 40."
+            ),
+            Some(Overlap::Answer)
+        );
+        assert_eq!(
+            set.overlap("What does trsm do with the diagonal blocks?", A),
+            None
+        );
     }
 }

@@ -1,15 +1,121 @@
 //! Validating an entries file on its own (`rocqa validate FILE.jsonl`): entries edited by
 //! a reviewer, produced elsewhere, or from an older run, checked against the pinned
-//! trees as they are now.
+//! trees as they are now, with the same checks `extract` runs ([`super::checks`]).
+//!
+//! Each line is judged alone: a line that is not UTF-8, not JSON, or breaks the entry
+//! schema becomes a reject naming its line, and the other lines are validated.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
+use crate::emit::{read_existing, schema_violations, EmitError};
 use crate::model::{Check, Entry, Reject, TokenUsage};
-use crate::slice::{lines_hash, Trees};
+use crate::source::Pins;
 
-use super::dedup::{entry_text, signature, DedupIndex, Signature};
-use super::grounding::{foreign_quote, unknown_identifiers, KnownNames};
-use super::{refusal_in, MAX_ANSWER_CHARS, MIN_ANSWER_CHARS};
+use super::checks::{run_checks, Candidate, ClaimedCitation, Failed, Grounding, Reason};
+use super::compile::{CompileOutcome, Compiler, Snippet};
+use super::dedup::{entry_text, signature, DedupIndex, EvalSet, Overlap, Signature};
+
+/// An entries file read line by line.
+#[derive(Debug, Default)]
+pub struct EntriesFile {
+    /// Entries that parse and fit the schema, with their line numbers.
+    pub entries: Vec<(usize, Entry)>,
+    /// The lines that do not, as rejects naming the line.
+    pub rejects: Vec<Reject>,
+}
+
+/// Reads an entries file. A missing or unreadable file is an error; a bad line is a
+/// reject.
+pub fn read_entries(path: &Path) -> Result<EntriesFile, EmitError> {
+    let bytes = read_existing(path)?.ok_or_else(|| EmitError::Io {
+        action: "read",
+        path: path.display().to_string(),
+        source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+    })?;
+    let mut out = EntriesFile::default();
+    for (k, raw) in bytes.split(|b| *b == b'\n').enumerate() {
+        let n = k + 1;
+        if raw.iter().all(|b| b.is_ascii_whitespace()) {
+            continue;
+        }
+        match parse_line(raw) {
+            Ok(e) => out.entries.push((n, e)),
+            Err((reason, detail, v)) => out.rejects.push(line_reject(
+                n,
+                v.as_ref(),
+                reason,
+                &format!("line {n}: {detail}"),
+                raw,
+            )),
+        }
+    }
+    Ok(out)
+}
+
+type LineError = (Reason, String, Option<serde_json::Value>);
+
+fn parse_line(raw: &[u8]) -> Result<Entry, LineError> {
+    let text = std::str::from_utf8(raw).map_err(|e| {
+        (
+            Reason::Unreadable,
+            format!("not UTF-8 text ({e}); re-encode the line as UTF-8"),
+            None,
+        )
+    })?;
+    let v: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| (Reason::Unreadable, format!("not JSON ({e})"), None))?;
+    let broken = schema_violations(&v);
+    if !broken.is_empty() {
+        return Err((
+            Reason::Schema,
+            format!("breaks src/emit/entry.schema.json: {}", broken.join("; ")),
+            Some(v),
+        ));
+    }
+    serde_json::from_value(v.clone())
+        .map_err(|e| (Reason::Unreadable, format!("not an entry ({e})"), Some(v)))
+}
+
+/// A reject for a line that is no entry, with what can be read of it.
+fn line_reject(
+    n: usize,
+    v: Option<&serde_json::Value>,
+    reason: Reason,
+    detail: &str,
+    raw: &[u8],
+) -> Reject {
+    let s = |k: &str| {
+        v.and_then(|v| v.get(k))
+            .and_then(|x| x.as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    let id = Some(s("id"))
+        .filter(|i| !i.is_empty())
+        .unwrap_or_else(|| format!("line-{n}"));
+    Reject {
+        schema_version: crate::model::ENTRY_SCHEMA_VERSION,
+        id,
+        lib: s("lib"),
+        version: s("version"),
+        family: s("family"),
+        api: s("api"),
+        category: s("category"),
+        template_id: s("template_id"),
+        stage: "validate".into(),
+        reason: reason.as_str().into(),
+        detail: detail.into(),
+        raw: Some(String::from_utf8_lossy(raw).chars().take(2000).collect()),
+        validation: vec![Check {
+            name: reason.as_str().into(),
+            ok: false,
+            detail: detail.into(),
+        }],
+        model: s("model"),
+        usage: TokenUsage::default(),
+    }
+}
 
 /// Outcome of validating a file.
 #[derive(Debug, Default)]
@@ -18,219 +124,122 @@ pub struct FileOutcome {
     pub kept: Vec<Entry>,
     /// The others, with reasons.
     pub rejects: Vec<Reject>,
+    /// Per evaluation set: `(name, items, entries overlapping by question, by answer)`.
+    pub contamination: Vec<(String, usize, usize, usize)>,
 }
 
-/// Checks one entry's own content against the trees; the near-duplicate and
-/// decontamination passes need the whole file and come after.
-pub fn check_entry(
-    e: &Entry,
-    trees: &Trees,
-    known: &KnownNames,
-) -> Result<Vec<Check>, (String, String, Vec<Check>)> {
-    let mut checks = Vec::new();
-    let fail = |checks: &mut Vec<Check>, name: &str, detail: String| {
-        checks.push(Check {
-            name: name.into(),
-            ok: false,
-            detail: detail.clone(),
-        });
-        (name.to_string(), detail, std::mem::take(checks))
+/// The entry's source must be the pin of its library version.
+pub fn check_pin(e: &Entry, pins: &Pins) -> Result<(), String> {
+    let Some(pin) = pins.get(&e.lib, &e.version) else {
+        return Err(format!(
+            "{} {} has no pin in rocm_sources/sources.toml",
+            e.lib, e.version
+        ));
     };
-    let n = e.answer.trim().chars().count();
-    if !(MIN_ANSWER_CHARS..=MAX_ANSWER_CHARS).contains(&n) {
-        return Err(fail(
-            &mut checks,
-            "answer-length",
-            format!("{n} characters, outside {MIN_ANSWER_CHARS}..={MAX_ANSWER_CHARS}"),
+    if pin.sha256 != e.source.sha256 || pin.origin != e.source.origin {
+        return Err(format!(
+            "source sha256 {} is not the pinned {} {} ({})",
+            e.source.sha256, e.lib, e.version, pin.sha256
         ));
     }
-    if let Some(r) = refusal_in(&e.answer) {
-        return Err(fail(
-            &mut checks,
-            "refusal",
-            format!("the answer declines: \"{r}\""),
-        ));
-    }
-    if e.category == "implementation"
-        && e.code
-            .as_deref()
-            .is_none_or(|c| !c.contains("__global__") && !c.contains("__device__"))
-    {
-        return Err(fail(
-            &mut checks,
-            "code-present",
-            "an implementation entry without HIP code".into(),
-        ));
-    }
-    checks.push(Check {
-        name: "answer".into(),
-        ok: true,
-        detail: format!("{n} characters"),
-    });
-    // The code shown, re-read from the tree: each piece must still hash the same.
-    let mut shown = String::new();
-    for p in &e.slice {
-        let lines = trees.lines(&p.lib, &p.file).map_err(|err| {
-            let mut c = checks.clone();
-            fail(&mut c, "slice-file-missing", format!("{}: {err}", p.file))
-        })?;
-        if lines_hash(&lines, p.start, p.end) != p.sha256 {
-            return Err(fail(
-                &mut checks,
-                "slice-changed",
-                format!("{}:{}-{} no longer reads as it did", p.file, p.start, p.end),
-            ));
-        }
-        for l in p.start..=p.end.min(lines.len() as u32) {
-            shown.push_str(&lines[l as usize - 1]);
-            shown.push('\n');
-        }
-    }
-    if e.citations.is_empty() {
-        return Err(fail(
-            &mut checks,
-            "citations-present",
-            "no citations".into(),
-        ));
-    }
-    for c in &e.citations {
-        let lines = match trees.lines(&c.lib, &c.file) {
-            Ok(l) => l,
-            Err(_) => {
-                return Err(fail(
-                    &mut checks,
-                    "citation-file-missing",
-                    format!("{}: not in the {} tree", c.file, c.lib),
-                ))
-            }
-        };
-        if c.start < 1 || c.end < c.start || c.end as usize > lines.len() {
-            return Err(fail(
-                &mut checks,
-                "citation-out-of-range",
-                format!(
-                    "{}:{}-{}: the file has {} lines",
-                    c.file,
-                    c.start,
-                    c.end,
-                    lines.len()
-                ),
-            ));
-        }
-        if lines_hash(&lines, c.start, c.end) != c.sha256 {
-            return Err(fail(
-                &mut checks,
-                "citation-text-changed",
-                format!(
-                    "{}:{}-{}: the cited text's hash does not match",
-                    c.file, c.start, c.end
-                ),
-            ));
-        }
-        let inside = e
-            .slice
-            .iter()
-            .any(|p| p.lib == c.lib && p.file == c.file && p.start <= c.start && c.end <= p.end);
-        if !inside {
-            return Err(fail(
-                &mut checks,
-                "citation-outside-slice",
-                format!("{}:{}-{} is not in the code shown", c.file, c.start, c.end),
-            ));
-        }
-    }
-    checks.push(Check {
-        name: "citations-resolve".into(),
-        ok: true,
-        detail: format!("{} citations match the pinned tree", e.citations.len()),
-    });
-    let unknown = unknown_identifiers(&e.answer, &shown, known);
-    if !unknown.is_empty() {
-        return Err(fail(
-            &mut checks,
-            "unknown-identifiers",
-            format!("not in the index, the slice or HIP: {}", unknown.join(", ")),
-        ));
-    }
-    checks.push(Check {
-        name: "identifiers-exist".into(),
-        ok: true,
-        detail: String::new(),
-    });
-    if let Some(q) = foreign_quote(&e.answer, &shown) {
-        return Err(fail(
-            &mut checks,
-            "quote-not-in-slice",
-            format!("quoted as library code but not in the slice: {q}"),
-        ));
-    }
-    checks.push(Check {
-        name: "quotes-from-slice".into(),
-        ok: true,
-        detail: String::new(),
-    });
-    Ok(checks)
+    Ok(())
 }
 
-/// Validates a whole file: per-entry checks, then near-duplicates among the file's
-/// entries and against `earlier` ones (the best-grounded of a group is kept: most
-/// citations, then id), then decontamination against held-out evaluation texts.
-pub fn validate_entries(
-    entries: Vec<Entry>,
-    earlier: &[Entry],
-    trees: &Trees,
-    known: &KnownNames,
-    compiler: &super::compile::Compiler,
-    eval: &[String],
-    threshold: f64,
-) -> FileOutcome {
-    let mut out = FileOutcome::default();
+/// Runs the shared checks on one entry's own content; the compile, near-duplicate and
+/// decontamination passes need the whole file and come after.
+pub fn check_entry(e: &Entry, g: &Grounding, pins: &Pins) -> Result<Vec<Check>, Failed> {
+    check_pin(e, pins).map_err(|d| Failed::at_start(Reason::SourcePin, d))?;
+    let citations: Vec<ClaimedCitation> = e.citations.iter().map(ClaimedCitation::from).collect();
+    let candidate = Candidate {
+        question: &e.question,
+        requires_code: e.category == "implementation",
+        answer: &e.answer,
+        code: e.code.as_deref().map(str::trim).filter(|c| !c.is_empty()),
+        citations: &citations,
+        slice: &e.slice,
+    };
+    let mut v = run_checks(&candidate, g)?;
+    v.checks.insert(
+        0,
+        Check {
+            name: "schema".into(),
+            ok: true,
+            detail: "fits src/emit/entry.schema.json; source is the pinned one".into(),
+        },
+    );
+    Ok(v.checks)
+}
+
+/// What validating a file compares against.
+pub struct FileJob<'a> {
+    /// Trees and names.
+    pub grounding: Grounding<'a>,
+    /// The pins of the library versions.
+    pub pins: &'a Pins,
+    /// The ROCm compiler.
+    pub compiler: &'a Compiler,
+    /// Entries kept elsewhere (other shards, earlier releases).
+    pub earlier: &'a [Entry],
+    /// Held-out evaluation sets.
+    pub eval: &'a [EvalSet],
+    /// Similarity from which two entries are near-duplicates.
+    pub threshold: f64,
+}
+
+/// Validates a whole file: per-entry checks, the compile check of every snippet in one
+/// batch, then near-duplicates among the file's entries and against `earlier` ones
+/// (the best-grounded of a group is kept: most citations, then id), then
+/// decontamination against each evaluation set.
+pub fn validate_entries(file: EntriesFile, job: &FileJob) -> FileOutcome {
+    let mut out = FileOutcome {
+        rejects: file.rejects,
+        ..Default::default()
+    };
+    let entries: Vec<Entry> = file.entries.into_iter().map(|(_, e)| e).collect();
+    let mut checked: Vec<(Entry, Vec<Check>)> = Vec::new();
+    for e in entries {
+        match check_entry(&e, &job.grounding, job.pins) {
+            Ok(c) => checked.push((e, c)),
+            Err(f) => out
+                .rejects
+                .push(to_reject(&e, f.reason, &f.detail, f.checks)),
+        }
+    }
     // Every snippet in one call: many per translation unit, in parallel.
-    let snippets: Vec<super::compile::Snippet> = entries
+    let snippets: Vec<Snippet> = checked
         .iter()
-        .filter_map(|e| {
+        .filter_map(|(e, _)| {
             let code = e.code.as_ref().filter(|c| !c.trim().is_empty())?;
-            Some(super::compile::Snippet {
+            Some(Snippet {
                 id: e.id.clone(),
-                code: code.clone(),
+                code: code.trim().to_string(),
             })
         })
         .collect();
-    let compiled: std::collections::HashMap<String, super::compile::CompileOutcome> = compiler
+    let compiled: std::collections::HashMap<String, CompileOutcome> = job
+        .compiler
         .check(&snippets)
         .into_iter()
         .map(|o| (o.id.clone(), o))
         .collect();
     let mut passed: Vec<(Entry, Vec<Check>)> = Vec::new();
-    for e in entries {
-        match check_entry(&e, trees, known) {
-            Ok(mut c) => match compiled.get(&e.id) {
-                Some(o) if !o.ok => {
-                    c.push(Check {
-                        name: "compiles".into(),
-                        ok: false,
-                        detail: o.diagnostics.clone(),
-                    });
-                    let detail: String = o.diagnostics.chars().take(1500).collect();
-                    out.rejects
-                        .push(to_reject(&e, &format!("compile-{}", o.stage), &detail, c));
-                }
-                Some(_) => {
-                    c.push(Check {
-                        name: "compiles".into(),
-                        ok: true,
-                        detail: compiler.toolchain().describe(),
-                    });
-                    passed.push((e, c));
-                }
-                None => passed.push((e, c)),
-            },
-            Err((reason, detail, checks)) => {
-                out.rejects.push(to_reject(&e, &reason, &detail, checks))
+    for (e, mut c) in checked {
+        match compiled
+            .get(&e.id)
+            .map(|o| super::compile_verdict(job.compiler, o))
+        {
+            Some(Err((reason, detail))) => {
+                let f = Failed::after(c, "compiles", reason, detail);
+                out.rejects
+                    .push(to_reject(&e, f.reason, &f.detail, f.checks));
             }
+            Some(Ok(check)) => {
+                c.push(check);
+                passed.push((e, c));
+            }
+            None => passed.push((e, c)),
         }
     }
-    let eval_sigs: Vec<Signature> = eval.iter().map(|t| signature(t)).collect();
     let mut order: Vec<usize> = (0..passed.len()).collect();
     order.sort_by(|&a, &b| {
         passed[b]
@@ -240,44 +249,65 @@ pub fn validate_entries(
             .cmp(&passed[a].0.citations.len())
             .then(passed[a].0.id.cmp(&passed[b].0.id))
     });
-    // Entries kept elsewhere (other shards, earlier releases) are kept already.
     let mut seen = DedupIndex::default();
-    for e in earlier {
-        seen.insert(
-            &e.id,
-            signature(&entry_text(&e.question, &e.answer, e.code.as_deref())),
-        );
+    for e in job.earlier {
+        seen.insert(&e.id, entry_signature(e));
     }
+    let mut hits: Vec<(usize, usize)> = vec![(0, 0); job.eval.len()];
     let mut keep: BTreeMap<usize, Vec<Check>> = BTreeMap::new();
     for k in order {
         let (e, checks) = &passed[k];
-        let sig = signature(&entry_text(&e.question, &e.answer, e.code.as_deref()));
-        if let Some((other, sim)) = seen.nearest(&sig, threshold) {
-            out.rejects.push(to_reject(
-                e,
-                "near-duplicate",
-                &format!("near-duplicate of {other} (similarity {sim:.2})"),
+        let sig = entry_signature(e);
+        if let Some((other, sim)) = seen.nearest(&sig, job.threshold) {
+            let f = Failed::after(
                 checks.clone(),
-            ));
+                "near-duplicate",
+                Reason::NearDuplicate,
+                format!("near-duplicate of {other} (similarity {sim:.2})"),
+            );
+            out.rejects
+                .push(to_reject(e, f.reason, &f.detail, f.checks));
             continue;
         }
-        if let Some(sim) = eval_sigs
-            .iter()
-            .map(|s| super::dedup::similarity(&sig, s))
-            .reduce(f64::max)
-            .filter(|s| *s >= threshold)
-        {
-            out.rejects.push(to_reject(
-                e,
-                "contaminated",
-                &format!("too close to a held-out evaluation item (similarity {sim:.2})"),
+        let mut contaminated = None;
+        for (set, hit) in job.eval.iter().zip(hits.iter_mut()) {
+            match set.overlap(&e.question, &e.answer) {
+                Some(Overlap::Question) => hit.0 += 1,
+                Some(Overlap::Answer) => hit.1 += 1,
+                None => continue,
+            }
+            contaminated.get_or_insert_with(|| {
+                let side = match set.overlap(&e.question, &e.answer) {
+                    Some(Overlap::Question) => "question",
+                    _ => "answer",
+                };
+                format!(
+                    "the {side} shares a {}-word sequence with an item of {}",
+                    super::dedup::CONTAMINATION_NGRAM,
+                    set.name
+                )
+            });
+        }
+        if let Some(detail) = contaminated {
+            let f = Failed::after(
                 checks.clone(),
-            ));
+                "decontaminated",
+                Reason::Contaminated,
+                detail,
+            );
+            out.rejects
+                .push(to_reject(e, f.reason, &f.detail, f.checks));
             continue;
         }
         seen.insert(&e.id, sig);
         keep.insert(k, checks.clone());
     }
+    out.contamination = job
+        .eval
+        .iter()
+        .zip(hits)
+        .map(|(s, (q, a))| (s.name.clone(), s.items, q, a))
+        .collect();
     for (k, (mut e, _)) in passed.into_iter().enumerate() {
         if let Some(checks) = keep.remove(&k) {
             e.validation = checks;
@@ -287,7 +317,11 @@ pub fn validate_entries(
     out
 }
 
-fn to_reject(e: &Entry, reason: &str, detail: &str, validation: Vec<Check>) -> Reject {
+fn entry_signature(e: &Entry) -> Signature {
+    signature(&entry_text(&e.question, &e.answer, e.code.as_deref()))
+}
+
+fn to_reject(e: &Entry, reason: Reason, detail: &str, validation: Vec<Check>) -> Reject {
     Reject {
         schema_version: e.schema_version,
         id: e.id.clone(),
@@ -298,7 +332,7 @@ fn to_reject(e: &Entry, reason: &str, detail: &str, validation: Vec<Check>) -> R
         category: e.category.clone(),
         template_id: e.template_id.clone(),
         stage: "validate".into(),
-        reason: reason.into(),
+        reason: reason.as_str().into(),
         detail: detail.into(),
         raw: Some(e.answer.chars().take(2000).collect()),
         validation,
@@ -310,21 +344,22 @@ fn to_reject(e: &Entry, reason: &str, detail: &str, validation: Vec<Check>) -> R
     }
 }
 
-/// The text of one held-out evaluation record: `question`/`answer`, Alpaca
-/// `instruction`/`input`/`output`, or ShareGPT `messages`.
-pub fn eval_text(v: &serde_json::Value) -> String {
+/// An evaluation item's question and answer: `question`/`answer`(+`code`), Alpaca
+/// `instruction`+`input`/`output`, or ShareGPT `messages` (user turns / assistant turns).
+pub fn eval_item(v: &serde_json::Value) -> (String, String) {
     let s = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
     if let Some(msgs) = v.get("messages").and_then(|m| m.as_array()) {
-        return msgs
-            .iter()
-            .filter_map(|m| m.get("content").and_then(|c| c.as_str()))
-            .collect::<Vec<_>>()
-            .join("\n");
+        let turns = |role: &str| {
+            msgs.iter()
+                .filter(|m| m.get("role").and_then(|r| r.as_str()) == Some(role))
+                .filter_map(|m| m.get("content").and_then(|c| c.as_str()))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        return (turns("user"), turns("assistant"));
     }
-    let qa = format!("{}\n{}\n{}", s("question"), s("answer"), s("code"));
-    if qa.trim().is_empty() {
-        format!("{}\n{}\n{}", s("instruction"), s("input"), s("output"))
-    } else {
-        qa
+    if !s("question").is_empty() || !s("answer").is_empty() {
+        return (s("question"), format!("{}\n{}", s("answer"), s("code")));
     }
+    (format!("{}\n{}", s("instruction"), s("input")), s("output"))
 }

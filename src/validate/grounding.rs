@@ -1,22 +1,34 @@
 //! Grounding: what an answer names and quotes must exist.
 //!
-//! Identifiers an answer presents as library functions, kernels or macros must be in
-//! the index (or the code shown, HIP, or C++); code quoted as the library's must appear
-//! in the slice. An invented kernel name is the commonest hallucination of a model that
-//! explains code, and the cheapest to catch.
+//! A name the answer uses as code must be a real name: defined in the index, written
+//! somewhere in a pinned library tree (types, enum values, file names included), or
+//! declared by the HIP headers or the C++ library the compiler uses. A file the answer
+//! names must be in a tree; a line range it names must be in the code shown; code it
+//! quotes as the library's must appear, whole, in the code shown. An invented kernel
+//! name is the commonest hallucination of a model that explains code, and the cheapest
+//! to catch.
 
 use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use regex::Regex;
 
 use crate::model::LibraryIndex;
+use crate::slice::Trees;
 
-/// Names the libraries define: symbols, macros and API functions of the indexes.
+/// Source file extensions whose words count as names.
+const SOURCE_EXTS: &[&str] = &[
+    "h", "hh", "hpp", "hxx", "c", "cc", "cpp", "cxx", "hip", "cu", "cuh", "inl", "inc", "tcc",
+];
+
+/// Names that exist: the indexes' definitions, every word of the pinned trees' sources
+/// and the system headers, and the trees' file paths.
 #[derive(Debug, Default, Clone)]
 pub struct KnownNames {
     names: HashSet<String>,
     prefixes: Vec<String>,
+    files: Vec<String>,
 }
 
 impl KnownNames {
@@ -34,10 +46,52 @@ impl KnownNames {
         KnownNames {
             names,
             prefixes: prefixes.to_vec(),
+            files: Vec::new(),
         }
     }
 
-    /// Is the name defined by an indexed library?
+    /// Adds every word and file of the trees' `library/` sources (the whole tree when
+    /// it has no `library/`): types, enum values, constants and file names the index
+    /// does not list as definitions.
+    pub fn with_trees(mut self, trees: &Trees) -> KnownNames {
+        for (_, root) in trees.roots() {
+            let base = if root.join("library").is_dir() {
+                root.join("library")
+            } else {
+                root.to_path_buf()
+            };
+            for path in source_files(&base) {
+                if let Ok(rel) = path.strip_prefix(root) {
+                    self.files.push(rel.to_string_lossy().into_owned());
+                }
+                if let Some(stem) = path.file_stem() {
+                    self.add_words(&stem.to_string_lossy());
+                }
+                if let Ok(bytes) = std::fs::read(&path) {
+                    self.add_words(&String::from_utf8_lossy(&bytes));
+                }
+            }
+        }
+        self.files.sort();
+        self.files.dedup();
+        self
+    }
+
+    /// Adds the words of the HIP headers and the C++ library ([`system_header_dirs`]).
+    pub fn with_system_headers(mut self) -> KnownNames {
+        self.names.extend(system_words().iter().cloned());
+        self
+    }
+
+    fn add_words(&mut self, text: &str) {
+        for m in ident_re().find_iter(text) {
+            if !self.names.contains(m.as_str()) {
+                self.names.insert(m.as_str().to_string());
+            }
+        }
+    }
+
+    /// Is the name known?
     pub fn contains(&self, name: &str) -> bool {
         self.names.contains(name)
     }
@@ -47,15 +101,110 @@ impl KnownNames {
         self.names.len()
     }
 
-    /// True when no index was loaded.
+    /// True when nothing was loaded.
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
     }
+
+    /// Is `mention` (a path or a bare file name) a file of a pinned tree?
+    pub fn has_file(&self, mention: &str) -> bool {
+        let m = mention.trim_start_matches("./");
+        self.files
+            .iter()
+            .any(|f| f == m || f.ends_with(&format!("/{m}")))
+    }
+}
+
+/// Where the HIP headers and the C++ library live: `/usr/include/hip` (Debian's
+/// `libamdhip64-dev`), the newest `/usr/include/c++/N` with its target directory, and
+/// the C headers directly in `/usr/include`.
+pub fn system_header_dirs() -> Vec<(PathBuf, bool)> {
+    let inc = Path::new("/usr/include");
+    let mut dirs = vec![(inc.join("hip"), true)];
+    let newest = |base: PathBuf| {
+        std::fs::read_dir(&base)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            .max_by_key(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.split('.').next())
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .unwrap_or(0)
+            })
+    };
+    if let Some(cpp) = newest(inc.join("c++")) {
+        dirs.push((cpp, true));
+    }
+    if let Some(arch) = std::fs::read_dir(inc)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.join("c++").is_dir() && p.to_string_lossy().ends_with("-linux-gnu"))
+    {
+        dirs.push((arch.join("c++"), true));
+        dirs.push((arch.join("bits"), false));
+    }
+    dirs.push((inc.to_path_buf(), false));
+    dirs
+}
+
+/// Words of the system headers, read once per process.
+fn system_words() -> &'static HashSet<String> {
+    static WORDS: OnceLock<HashSet<String>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        let mut names = HashSet::new();
+        for (dir, deep) in system_header_dirs() {
+            let files: Vec<PathBuf> = if deep {
+                walkdir::WalkDir::new(&dir)
+                    .follow_links(true)
+                    .into_iter()
+                    .filter_map(|e| e.ok())
+                    .filter(|e| e.file_type().is_file())
+                    .map(|e| e.into_path())
+                    .collect()
+            } else {
+                std::fs::read_dir(&dir)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "h"))
+                    .collect()
+            };
+            for f in files {
+                if let Ok(bytes) = std::fs::read(&f) {
+                    for m in ident_re().find_iter(&String::from_utf8_lossy(&bytes)) {
+                        if !names.contains(m.as_str()) {
+                            names.insert(m.as_str().to_string());
+                        }
+                    }
+                }
+            }
+        }
+        names
+    })
+}
+
+fn source_files(base: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(base)
+        .follow_links(true)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .filter(|p| {
+            p.extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| SOURCE_EXTS.contains(&x))
+        })
+        .collect()
 }
 
 fn ident_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"[A-Za-z_][A-Za-z0-9_]*").expect("static regex"))
+    RE.get_or_init(|| Regex::new(r"\b[A-Za-z_][A-Za-z0-9_]*\b").expect("static regex"))
 }
 
 fn backtick_re() -> &'static Regex {
@@ -65,116 +214,253 @@ fn backtick_re() -> &'static Regex {
 
 fn fence_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"(?s)```[a-zA-Z+]*\n(.*?)```").expect("static regex"))
+    RE.get_or_init(|| Regex::new(r"(?s)```([A-Za-z+#-]*)[^\n]*\n(.*?)```").expect("static regex"))
 }
 
 fn line_number_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"(?m)^\s*\d+\| ").expect("static regex"))
+    RE.get_or_init(|| Regex::new(r"(?m)^[ \t]*\d+[ \t]*\|[ \t]?").expect("static regex"))
 }
 
-/// Names HIP and the compiler provide (prefix matches for families of builtins).
-fn is_hip_or_cpp(w: &str) -> bool {
-    const PREFIXES: [&str; 6] = ["hip", "__", "atomic", "std", "HIP_", "warp"];
-    const WORDS: [&str; 24] = [
-        "threadIdx",
-        "blockIdx",
-        "blockDim",
-        "gridDim",
-        "dim3",
-        "size_t",
-        "int64_t",
-        "int32_t",
-        "uint32_t",
-        "uint64_t",
-        "nullptr",
-        "static_cast",
-        "reinterpret_cast",
-        "const_cast",
-        "constexpr",
-        "template",
-        "typename",
-        "decltype",
-        "sizeof",
-        "min",
-        "max",
-        "abs",
-        "sqrt",
-        "fma",
-    ];
-    PREFIXES.iter().any(|p| w.starts_with(p)) || WORDS.contains(&w)
+/// A file named in prose, with an optional `:start[-end]` line range.
+fn file_mention_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"\b((?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(?:hpp|hxx|hh|h|cpp|cxx|cc|hip|cuh|cu|inl|inc|tcc))\b(?::(\d+)(?:\s*-\s*(\d+))?)?",
+        )
+        .expect("static regex")
+    })
 }
 
-/// Does a word claim to be a library function, kernel or macro?
-fn claims_library(w: &str, prefixes: &[String], in_code_span: bool) -> bool {
-    let suffix = [
-        "_kernel",
-        "_template",
-        "_launcher",
-        "_impl",
-        "_device",
-        "_calc",
-    ]
-    .iter()
-    .any(|s| w.ends_with(s));
-    let prefixed = prefixes
-        .iter()
-        .any(|p| w.starts_with(p.as_str()) || w.starts_with(&p.to_uppercase()));
-    // Inside `code spans`, any snake_case or MACRO_CASE name with an underscore counts.
-    let code_like = in_code_span && w.contains('_') && w.len() >= 6;
-    suffix || prefixed || code_like
+/// `line 293`, `lines 40-46`, `lines 40 to 46` in prose.
+fn line_mention_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)\blines?\s+(\d+)(?:\s*(?:-|–|to|through)\s*(\d+))?\b")
+            .expect("static regex")
+    })
 }
 
-/// Identifiers in the answer that claim to be the library's but exist neither in the
-/// index nor in the code shown (`slice_text`), nor in HIP or C++. Sorted, unique.
-pub fn unknown_identifiers(answer: &str, slice_text: &str, known: &KnownNames) -> Vec<String> {
-    let shown: HashSet<&str> = ident_re()
-        .find_iter(slice_text)
+/// Words before a fenced block, or in its first line, that present it as an
+/// illustration rather than the library's own code.
+fn illustration_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)(pseudo|sketch|simplif|illustrat|for example|e\.g\.|roughly|in effect|equivalent|conceptual|something like|hypothetical|minimal|not the library|would look|could write|might write|your own|a version that)")
+            .expect("static regex")
+    })
+}
+
+/// A fenced block of the answer.
+struct Fence<'a> {
+    body: &'a str,
+    /// Presented as an illustration, not as the library's code.
+    illustration: bool,
+}
+
+/// The answer's fenced blocks, and the prose with them blanked out.
+fn split_fences(answer: &str) -> (Vec<Fence<'_>>, String) {
+    let mut fences = Vec::new();
+    let mut prose = String::with_capacity(answer.len());
+    let mut last = 0;
+    for c in fence_re().captures_iter(answer) {
+        let (all, info, body) = (
+            c.get(0).expect("match"),
+            c.get(1).map_or("", |m| m.as_str()),
+            c.get(2).map_or("", |m| m.as_str()),
+        );
+        let before = &answer[last..all.start()];
+        prose.push_str(before);
+        prose.push('\n');
+        // The sentence leading into the block, and the block's own first line.
+        let lead: String = before
+            .chars()
+            .rev()
+            .take(200)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let lead = lead.rsplit("\n\n").next().unwrap_or("");
+        let first = body.lines().next().unwrap_or("");
+        let illustration = matches!(
+            info.to_ascii_lowercase().as_str(),
+            "text" | "pseudo" | "pseudocode"
+        ) || illustration_re().is_match(lead)
+            || (first.trim_start().starts_with("//") && illustration_re().is_match(first));
+        fences.push(Fence { body, illustration });
+        last = all.end();
+    }
+    prose.push_str(&answer[last..]);
+    (fences, prose)
+}
+
+/// Does a word of prose present itself as code: snake or macro case with an
+/// underscore, or a lower-to-upper camel case step (`threadIdx`, `hipMemcpy`)?
+fn code_shaped(w: &str) -> bool {
+    let inner = w.trim_matches('_');
+    if inner.is_empty() || w.len() < 3 {
+        return false;
+    }
+    let b = w.as_bytes();
+    inner.contains('_')
+        || w.starts_with('_')
+        || b.windows(2)
+            .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
+}
+
+/// Names the answer uses as code that exist nowhere: not in `known`, not in the code
+/// shown (`shown`), not in `context` (the question and the answer's own code, which
+/// the compile check vouches for). File names are checked by [`unknown_files`], so
+/// they are taken out first. Sorted, unique.
+pub fn unknown_identifiers(
+    answer: &str,
+    shown: &str,
+    context: &str,
+    known: &KnownNames,
+) -> Vec<String> {
+    let local: HashSet<&str> = ident_re()
+        .find_iter(shown)
+        .chain(ident_re().find_iter(context))
         .map(|m| m.as_str())
         .collect();
-    let spans: HashSet<&str> = backtick_re()
-        .captures_iter(answer)
-        .filter_map(|c| c.get(1))
-        .flat_map(|m| ident_re().find_iter(m.as_str()).map(|w| w.as_str()))
+    let exists = |w: &str| known.contains(w) || local.contains(w);
+    let claims_library = |w: &str| {
+        known
+            .prefixes
+            .iter()
+            .any(|p| w.starts_with(p.as_str()) || w.starts_with(&p.to_uppercase()))
+    };
+    let (fences, prose) = split_fences(answer);
+    let prose = file_mention_re().replace_all(&prose, " ");
+    let mut out: Vec<String> = Vec::new();
+    // Every name inside a code span is code; in running prose, code-shaped ones.
+    let spans: Vec<&str> = backtick_re()
+        .captures_iter(&prose)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
         .collect();
-    let mut out: Vec<String> = ident_re()
-        .find_iter(answer)
-        .map(|m| m.as_str())
-        .filter(|w| claims_library(w, &known.prefixes, spans.contains(w)))
-        .filter(|w| !known.contains(w) && !shown.contains(w) && !is_hip_or_cpp(w))
-        .map(|w| w.to_string())
+    for s in &spans {
+        for w in ident_re().find_iter(s).map(|m| m.as_str()) {
+            if w.len() >= 2 && !w.chars().all(|c| c.is_ascii_digit()) && !exists(w) {
+                out.push(w.to_string());
+            }
+        }
+    }
+    let bare = backtick_re().replace_all(&prose, " ");
+    for w in ident_re().find_iter(&bare).map(|m| m.as_str()) {
+        if code_shaped(w) && !exists(w) {
+            out.push(w.to_string());
+        }
+    }
+    // Library code quoted in a fence is held to the slice by the quote check; an
+    // illustration may declare its own names but not invent the library's.
+    for f in fences.iter().filter(|f| f.illustration) {
+        for w in ident_re().find_iter(f.body).map(|m| m.as_str()) {
+            if claims_library(w) && !exists(w) {
+                out.push(w.to_string());
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Files the answer names that no pinned tree has. Sorted, unique.
+pub fn unknown_files(answer: &str, known: &KnownNames) -> Vec<String> {
+    let (_, prose) = split_fences(answer);
+    let mut out: Vec<String> = file_mention_re()
+        .captures_iter(&prose)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .filter(|f| !known.has_file(f))
+        .map(|f| f.to_string())
         .collect();
     out.sort();
     out.dedup();
     out
 }
 
-fn squash(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+/// A line range of the code shown: `(file, start, end)`.
+pub type ShownRange<'a> = (&'a str, u32, u32);
+
+/// The first line range the answer's prose names (`file.hpp:40-46`, `lines 40-46`)
+/// that is not inside the code shown, described.
+pub fn range_outside_shown(answer: &str, shown: &[ShownRange]) -> Option<String> {
+    let (_, prose) = split_fences(answer);
+    let inside = |file: Option<&str>, a: u32, b: u32| {
+        shown.iter().any(|(f, s, e)| {
+            file.is_none_or(|m| *f == m || f.ends_with(&format!("/{m}"))) && *s <= a && b <= *e
+        })
+    };
+    let num = |m: Option<regex::Match>| m.and_then(|m| m.as_str().parse::<u32>().ok());
+    for c in file_mention_re().captures_iter(&prose) {
+        let (Some(file), Some(a)) = (c.get(1).map(|m| m.as_str()), num(c.get(2))) else {
+            continue;
+        };
+        let b = num(c.get(3)).unwrap_or(a);
+        if b < a || !inside(Some(file), a, b) {
+            return Some(format!("{file}:{a}-{b}"));
+        }
+    }
+    for c in line_mention_re().captures_iter(&prose) {
+        let Some(a) = num(c.get(1)) else { continue };
+        let b = num(c.get(2)).unwrap_or(a);
+        if b < a || !inside(None, a, b) {
+            return Some(c.get(0).map_or(String::new(), |m| m.as_str().to_string()));
+        }
+    }
+    None
 }
 
-/// Code the answer quotes (fenced blocks and code spans that look like statements)
-/// which does not appear in the slice, whitespace-normalized. Returns the first such
-/// quote, shortened.
-pub fn foreign_quote(answer: &str, slice_text: &str) -> Option<String> {
-    let shown = squash(&line_number_re().replace_all(slice_text, ""));
-    let mut quotes: Vec<String> = fence_re()
-        .captures_iter(answer)
-        .filter_map(|c| c.get(1))
-        .map(|m| m.as_str().to_string())
+/// Whitespace dropped entirely: a quote may be wrapped or indented differently.
+fn squash(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// Does a code span hold code (an expression or statement) rather than a name?
+fn quote_shaped(span: &str) -> bool {
+    let s = span.trim();
+    s.contains("->")
+        || s.chars().any(|c| ";=[]{}+*/&|!?%^".contains(c))
+        || s.find('(')
+            .is_some_and(|i| !s[i + 1..].trim_start().starts_with(')'))
+}
+
+/// Code the answer quotes as the library's (code spans holding an expression or
+/// statement, fenced blocks not presented as an illustration) that the code shown
+/// does not hold, compared whole (whitespace aside; an ellipsis splits a quote into
+/// parts, each compared whole). Returns the first such quote, shortened.
+pub fn foreign_quote(answer: &str, shown: &str) -> Option<String> {
+    let shown = squash(shown);
+    let (fences, prose) = split_fences(answer);
+    let mut quotes: Vec<String> = fences
+        .iter()
+        .filter(|f| !f.illustration)
+        .map(|f| line_number_re().replace_all(f.body, "").into_owned())
         .collect();
     quotes.extend(
         backtick_re()
-            .captures_iter(answer)
+            .captures_iter(&prose)
             .filter_map(|c| c.get(1))
             .map(|m| m.as_str().to_string())
-            .filter(|q| q.len() >= 20 && (q.contains(';') || q.contains('(') || q.contains('='))),
+            .filter(|q| quote_shaped(q)),
     );
     quotes.into_iter().find_map(|q| {
-        let q = squash(&q);
-        // A quote may be cut short with an ellipsis: match the part before it.
-        let head = q.split("...").next().unwrap_or(&q).trim().to_string();
-        (!head.is_empty() && !shown.contains(&head)).then(|| q.chars().take(120).collect())
+        let missing = q
+            .split("...")
+            .flat_map(|part| part.split('…'))
+            .map(|part| squash(part.trim_end_matches("//")))
+            .filter(|p| !p.is_empty() && p != "//")
+            .any(|p| !shown.contains(&p));
+        missing.then(|| {
+            q.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .chars()
+                .take(120)
+                .collect()
+        })
     })
 }
 
@@ -188,45 +474,78 @@ mod tests {
                 "rocblas_scal_kernel",
                 "rocblas_internal_scal_launcher",
                 "ROCBLAS_LAUNCH_KERNEL",
+                "rocblas_double_complex",
+                "__syncthreads",
+                "hipLaunchKernelGGL",
+                "threadIdx",
+                "blockIdx",
             ]
             .iter()
             .map(|s| s.to_string())
             .collect(),
             prefixes: vec!["rocblas_".into()],
+            files: vec!["library/src/blas1/rocblas_scal_kernels.hpp".into()],
         }
     }
 
-    const SLICE: &str = "  184| rocblas_internal_scal_launcher(rocblas_handle handle, API_INT n)\n  293|     ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid, threads, 0, stream, n);\n";
+    const SLICE: &str = "rocblas_internal_scal_launcher(rocblas_handle handle, API_INT n)\n    ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid, threads, 0, stream, n);\n    x[tid] = alpha * x[tid];\n";
 
     #[test]
-    fn invented_kernel_names_are_caught() {
-        let ok = "The launcher `rocblas_internal_scal_launcher` launches rocblas_scal_kernel via ROCBLAS_LAUNCH_KERNEL using `__syncthreads` and hipLaunchKernelGGL, with `API_INT` n.";
-        assert!(
-            unknown_identifiers(ok, SLICE, &known()).is_empty(),
-            "{:?}",
-            unknown_identifiers(ok, SLICE, &known())
-        );
-        let bad = "It then calls rocblas_scal_fast_kernel and `rocblas_magic_helper` before `DO_SCALE_FAST`.";
+    fn names_are_checked_against_real_sets_not_shapes() {
+        let ok = "The launcher `rocblas_internal_scal_launcher` in rocblas_scal_kernels.hpp launches rocblas_scal_kernel via ROCBLAS_LAUNCH_KERNEL using `__syncthreads` and hipLaunchKernelGGL, with `API_INT` n, for rocblas_double_complex too.";
         assert_eq!(
-            unknown_identifiers(bad, SLICE, &known()),
+            unknown_identifiers(ok, SLICE, "", &known()),
+            Vec::<String>::new()
+        );
+        let bad = "It then calls rocblas_scal_fast_kernel, getf2_panel_kernel_small, __shfl_xor_sync_amd and `rocblas_magic_helper` before `DO_SCALE_FAST`.";
+        assert_eq!(
+            unknown_identifiers(bad, SLICE, "", &known()),
             [
                 "DO_SCALE_FAST",
+                "__shfl_xor_sync_amd",
+                "getf2_panel_kernel_small",
                 "rocblas_magic_helper",
                 "rocblas_scal_fast_kernel"
             ]
         );
+        // A name the answer's own code declares is the code's.
+        assert!(
+            unknown_identifiers("`my_scale` does it", SLICE, "void my_scale()", &known())
+                .is_empty()
+        );
     }
 
     #[test]
-    fn quotes_must_come_from_the_slice() {
-        let ok = "Line 293 reads `ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid, threads, 0, stream, n);`.";
+    fn files_and_ranges_must_exist() {
+        assert!(unknown_files("See rocblas_scal_kernels.hpp:26-58.", &known()).is_empty());
+        assert_eq!(
+            unknown_files("See rocblas_scal_fast.hpp.", &known()),
+            ["rocblas_scal_fast.hpp"]
+        );
+        let shown = [("library/src/blas1/rocblas_scal_kernels.hpp", 26, 58)];
+        assert_eq!(
+            range_outside_shown("rocblas_scal_kernels.hpp:26-58 and line 40", &shown),
+            None
+        );
+        assert!(range_outside_shown("rocblas_scal_kernels.hpp:20-30", &shown).is_some());
+        assert!(range_outside_shown("lines 50 to 70", &shown).is_some());
+    }
+
+    #[test]
+    fn quotes_are_compared_whole() {
+        let ok = "It launches with `ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid, threads, 0, stream, n);` and does `x[tid] = alpha * x[tid]`.";
         assert_eq!(foreign_quote(ok, SLICE), None);
-        let bad = "The code does `x[tid] = alpha * x[tid] + beta;` in the kernel.";
-        assert!(foreign_quote(bad, SLICE)
-            .unwrap()
-            .starts_with("x[tid] = alpha"));
-        let fenced =
-            "```cpp\nrocblas_internal_scal_launcher(rocblas_handle handle,\n    API_INT n)\n```";
+        // Short quotes count too.
+        assert!(foreign_quote("It does `x[i] *= a`.", SLICE).is_some());
+        assert!(foreign_quote("The code does `x[tid] = alpha * x[tid] + beta;`.", SLICE).is_some());
+        let fenced = "```cpp\n  293| rocblas_internal_scal_launcher(rocblas_handle handle,\n    API_INT n)\n```";
         assert_eq!(foreign_quote(fenced, SLICE), None);
+        let invented = "The kernel body is:\n```cpp\nx[tid] = beta * x[tid];\n```";
+        assert!(foreign_quote(invented, SLICE).is_some());
+        // An illustration is not a quote.
+        let sketch = "A simplified sketch of the same idea:\n```cpp\nout[i] = a * in[i];\n```";
+        assert_eq!(foreign_quote(sketch, SLICE), None);
+        // A quote cut with an ellipsis: each part must be there.
+        assert_eq!(foreign_quote("```cpp\nrocblas_internal_scal_launcher(rocblas_handle handle, ...\nx[tid] = alpha * x[tid];\n```", SLICE), None);
     }
 }

@@ -1,56 +1,31 @@
 //! The `validate` stage: no answer becomes an entry unless it passes these checks.
 //!
-//! Takes a question, the slice it was asked over and the model's raw reply; gives the
-//! parsed answer with citations resolved and hashed against the pinned tree, or the
-//! reason it is rejected: well-formed JSON, length bounds, no refusal or copy of the
-//! question, code present where asked, every citation inside the code that was shown,
-//! identifiers and quotes grounded ([`grounding`]). Near-duplicates are found with
-//! [`dedup`] as entries are kept; [`file`](mod@file) runs the checks on a whole entries file;
-//! [`compile`] compile-checks HIP snippets with the ROCm compiler.
+//! [`checks`] holds the one ordered list of checks that `rocqa extract` (on a model's
+//! reply, [`check_reply`]) and `rocqa validate` (on an entries file, [`file`](mod@file))
+//! both run, with the typed [`Reason`] of each failure: length bounds, no refusal or
+//! copy of the question, code present where asked and within the target's block size
+//! ([`launch`]), the slice and every citation read from the pinned tree, names, files,
+//! line ranges and quotes grounded ([`grounding`]). Near-duplicates and contamination
+//! are found with [`dedup`]; [`compile`] compile-checks HIP snippets with the ROCm
+//! compiler.
 
+pub mod checks;
 pub mod compile;
 
 pub mod dedup;
 pub mod file;
 pub mod grounding;
+pub mod launch;
 
-use std::sync::OnceLock;
-
-use regex::Regex;
 use serde::Deserialize;
 
-use crate::model::{Check, Citation, Question, Slice};
-use crate::slice::{lines_hash, Trees};
-use grounding::{foreign_quote, unknown_identifiers, KnownNames};
-
-/// Answers shorter than this say nothing.
-pub const MIN_ANSWER_CHARS: usize = 40;
-/// Answers longer than this ran away.
-pub const MAX_ANSWER_CHARS: usize = 6000;
-
-/// A reply that passed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Validated {
-    /// Prose answer.
-    pub answer: String,
-    /// HIP code, when the reply has any.
-    pub code: Option<String>,
-    /// Citations, resolved and hashed.
-    pub citations: Vec<Citation>,
-    /// Every check that ran.
-    pub checks: Vec<Check>,
-}
-
-/// A reply that failed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Failed {
-    /// The first check that failed.
-    pub reason: String,
-    /// What it found.
-    pub detail: String,
-    /// Every check that ran.
-    pub checks: Vec<Check>,
-}
+use crate::model::{Check, PieceRef, Question, Slice};
+use crate::slice::Trees;
+pub use checks::{
+    refusal_in, run_checks, Candidate, ClaimedCitation, Failed, Grounding, Reason, Validated,
+    MAX_ANSWER_CHARS, MIN_ANSWER_CHARS,
+};
+use grounding::KnownNames;
 
 #[derive(Deserialize)]
 struct RawCitation {
@@ -68,27 +43,33 @@ struct RawAnswer {
     citations: Vec<RawCitation>,
 }
 
-fn refusal() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"(?i)\b(i('m| am) (sorry|unable)|i can(no|')t (help|answer|assist)|as an ai\b|i do not have access|cannot be determined from)")
-            .expect("static regex")
-    })
-}
-
 /// Compiles an answer's HIP code: a passing check naming the toolchain, or the failure
 /// (`compile-<stage>`) with the compiler's diagnostics for that snippet.
 pub fn compile_check(
     compiler: &compile::Compiler,
     id: &str,
     code: &str,
-) -> Result<Check, (String, String)> {
+) -> Result<Check, (Reason, String)> {
     let out = compiler.check(&[compile::Snippet {
         id: id.to_string(),
         code: code.to_string(),
     }]);
     match out.into_iter().next() {
-        Some(o) if o.ok => Ok(Check {
+        Some(o) => compile_verdict(compiler, &o),
+        None => Err((
+            Reason::CompileLimit,
+            "the compiler returned no result".into(),
+        )),
+    }
+}
+
+/// The check for one compile outcome, on either path.
+pub fn compile_verdict(
+    compiler: &compile::Compiler,
+    o: &compile::CompileOutcome,
+) -> Result<Check, (Reason, String)> {
+    if o.ok {
+        Ok(Check {
             name: "compiles".into(),
             ok: true,
             detail: format!(
@@ -96,28 +77,13 @@ pub fn compile_check(
                 compiler.toolchain().describe(),
                 if o.cached { " (cached)" } else { "" }
             ),
-        }),
-        Some(o) => Err((
-            format!("compile-{}", o.stage),
+        })
+    } else {
+        Err((
+            Reason::of_compile_stage(&o.stage),
             o.diagnostics.chars().take(1500).collect(),
-        )),
-        None => Err((
-            "compile-limit".into(),
-            "the compiler returned no result".into(),
-        )),
+        ))
     }
-}
-
-/// The phrase that makes an answer a refusal, if any.
-pub(crate) fn refusal_in(text: &str) -> Option<String> {
-    refusal().find(text).map(|m| m.as_str().to_string())
-}
-
-fn normalize(s: &str) -> String {
-    s.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase()
 }
 
 /// The JSON object in a reply: the whole reply, or the outermost `{...}` in it (servers
@@ -131,7 +97,23 @@ fn json_object(raw: &str) -> Option<&str> {
     (a < b).then(|| &t[a..=b])
 }
 
-/// Runs the answer-level checks.
+/// The pieces of a slice as entries record them.
+pub fn piece_refs(s: &Slice) -> Vec<PieceRef> {
+    s.pieces
+        .iter()
+        .map(|p| PieceRef {
+            role: p.role,
+            name: p.name.clone(),
+            lib: p.lib.clone(),
+            file: p.file.clone(),
+            start: p.start,
+            end: p.end,
+            sha256: p.sha256.clone(),
+        })
+        .collect()
+}
+
+/// Parses a model's reply and runs [`checks::CHECKS`] on it.
 pub fn check_reply(
     q: &Question,
     slice: &Slice,
@@ -139,208 +121,59 @@ pub fn check_reply(
     trees: &Trees,
     known: &KnownNames,
 ) -> Result<Validated, Failed> {
-    let mut checks = Vec::new();
-    let fail = |checks: &mut Vec<Check>, name: &str, detail: String| {
-        checks.push(Check {
-            name: name.into(),
-            ok: false,
-            detail: detail.clone(),
-        });
-        Failed {
-            reason: name.into(),
-            detail,
-            checks: std::mem::take(checks),
-        }
-    };
     let parsed: RawAnswer = match json_object(raw).map(serde_json::from_str::<RawAnswer>) {
         Some(Ok(a)) => a,
         Some(Err(e)) => {
-            return Err(fail(
-                &mut checks,
-                "json",
+            return Err(Failed::at_start(
+                Reason::Json,
                 format!("reply is not the answer object: {e}"),
             ))
         }
         None => {
-            return Err(fail(
-                &mut checks,
-                "json",
+            return Err(Failed::at_start(
+                Reason::Json,
                 "reply holds no JSON object".into(),
             ))
         }
     };
-    checks.push(Check {
-        name: "json".into(),
-        ok: true,
-        detail: "answer object parsed".into(),
-    });
-
-    let answer = parsed.answer.trim().to_string();
-    let n = answer.chars().count();
-    if !(MIN_ANSWER_CHARS..=MAX_ANSWER_CHARS).contains(&n) {
-        return Err(fail(
-            &mut checks,
-            "answer-length",
-            format!("{n} characters, outside {MIN_ANSWER_CHARS}..={MAX_ANSWER_CHARS}"),
-        ));
-    }
-    checks.push(Check {
-        name: "answer-length".into(),
-        ok: true,
-        detail: format!("{n} characters"),
-    });
-    if let Some(m) = refusal().find(&answer) {
-        return Err(fail(
-            &mut checks,
-            "refusal",
-            format!("the answer declines: \"{}\"", m.as_str()),
-        ));
-    }
-    let (na, nq) = (normalize(&answer), normalize(&q.text));
-    if na == nq || (nq.len() > 30 && na.contains(&nq)) {
-        return Err(fail(
-            &mut checks,
-            "copies-question",
-            "the answer repeats the question".into(),
-        ));
-    }
-    checks.push(Check {
-        name: "not-refusal-or-copy".into(),
-        ok: true,
-        detail: String::new(),
-    });
-
-    let code = parsed.code.trim().to_string();
-    if q.requires_code {
-        let looks_hip = ["__global__", "hipLaunchKernelGGL", "<<<", "__device__"]
-            .iter()
-            .any(|k| code.contains(k));
-        if !looks_hip {
-            return Err(fail(
-                &mut checks,
-                "code-present",
-                "the question asks for HIP code and the reply has none".into(),
-            ));
-        }
-        checks.push(Check {
-            name: "code-present".into(),
-            ok: true,
-            detail: format!("{} lines of code", code.lines().count()),
-        });
-    }
-
-    if parsed.citations.is_empty() {
-        return Err(fail(
-            &mut checks,
-            "citations-present",
-            "no citations: every claim must point at the slice".into(),
-        ));
-    }
-    let mut citations = Vec::new();
-    for c in &parsed.citations {
-        match resolve(c, slice, trees) {
-            Ok(cit) => citations.push(cit),
-            Err(why) => {
-                return Err(fail(
-                    &mut checks,
-                    "citations-resolve",
-                    format!("{}:{}-{}: {why}", c.file, c.start, c.end),
-                ))
-            }
-        }
-    }
-    checks.push(Check {
-        name: "citations-resolve".into(),
-        ok: true,
-        detail: format!(
-            "{} citations inside the slice, hashed at the pinned version",
-            citations.len()
-        ),
-    });
-    let shown: String = slice.pieces.iter().map(|p| p.text.as_str()).collect();
-    let unknown = unknown_identifiers(&answer, &shown, known);
-    if !unknown.is_empty() {
-        let detail = format!("not in the index, the slice or HIP: {}", unknown.join(", "));
-        return Err(fail(&mut checks, "unknown-identifiers", detail));
-    }
-    checks.push(Check {
-        name: "identifiers-exist".into(),
-        ok: true,
-        detail: String::new(),
-    });
-    if let Some(q) = foreign_quote(&answer, &shown) {
-        let detail = format!("quoted as library code but not in the slice: {q}");
-        return Err(fail(&mut checks, "quote-not-in-slice", detail));
-    }
-    checks.push(Check {
-        name: "quotes-from-slice".into(),
-        ok: true,
-        detail: String::new(),
-    });
-    Ok(Validated {
-        answer,
+    let citations: Vec<ClaimedCitation> = parsed
+        .citations
+        .iter()
+        .map(|c| ClaimedCitation {
+            lib: None,
+            file: c.file.clone(),
+            start: c.start,
+            end: c.end,
+            sha256: None,
+        })
+        .collect();
+    let pieces = piece_refs(slice);
+    let code = parsed.code.trim();
+    let candidate = Candidate {
+        question: &q.text,
+        requires_code: q.requires_code,
+        answer: &parsed.answer,
         code: (!code.is_empty()).then_some(code),
-        citations,
-        checks,
-    })
-}
-
-/// A citation must name a file of the slice (by path, or by a path suffix that only one
-/// slice file has) and lie inside the lines shown from it.
-fn resolve(c: &RawCitation, slice: &Slice, trees: &Trees) -> Result<Citation, String> {
-    if c.start < 1 || c.end < c.start {
-        return Err("not a line range".into());
-    }
-    let want = c.file.trim().trim_start_matches("./");
-    let exact: Vec<_> = slice.pieces.iter().filter(|p| p.file == want).collect();
-    let matching = if exact.is_empty() {
-        let by_suffix: Vec<_> = slice
-            .pieces
-            .iter()
-            .filter(|p| {
-                !want.is_empty() && (p.file.ends_with(&format!("/{want}")) || p.file == want)
-            })
-            .collect();
-        let files: std::collections::BTreeSet<&str> =
-            by_suffix.iter().map(|p| p.file.as_str()).collect();
-        if files.len() > 1 {
-            return Err(format!(
-                "ambiguous file name: matches {}",
-                files.into_iter().collect::<Vec<_>>().join(", ")
-            ));
-        }
-        by_suffix
-    } else {
-        exact
+        citations: &citations,
+        slice: &pieces,
     };
-    if matching.is_empty() {
-        return Err("file not in the slice".into());
-    }
-    let (s, e) = (c.start as u32, c.end as u32);
-    let Some(p) = matching.iter().find(|p| p.start <= s && e <= p.end) else {
-        let shown: Vec<String> = matching
-            .iter()
-            .map(|p| format!("{}-{}", p.start, p.end))
-            .collect();
-        return Err(format!(
-            "lines outside what the slice shows of that file ({})",
-            shown.join(", ")
-        ));
-    };
-    let lines = trees.lines(&p.lib, &p.file).map_err(|e| e.to_string())?;
-    Ok(Citation {
-        lib: p.lib.clone(),
-        file: p.file.clone(),
-        start: s,
-        end: e,
-        sha256: lines_hash(&lines, s, e),
-    })
+    let mut v = run_checks(&candidate, &Grounding { trees, known })?;
+    v.checks.insert(
+        0,
+        Check {
+            name: "json".into(),
+            ok: true,
+            detail: "answer object parsed".into(),
+        },
+    );
+    Ok(v)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::{PieceRole, SliceFeatures, SlicePiece};
+    use crate::slice::lines_hash;
 
     fn fixture() -> (Question, Slice, Trees, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
@@ -365,7 +198,11 @@ mod tests {
                 file: "src/k.hpp".into(),
                 start: 5,
                 end: 15,
-                sha256: String::new(),
+                sha256: lines_hash(
+                    &(1..=20).map(|i| format!("line {i}")).collect::<Vec<_>>(),
+                    5,
+                    15,
+                ),
                 depth: 2,
                 tokens: 10,
                 text: String::new(),
@@ -439,9 +276,22 @@ mod tests {
                 "refusal",
             ),
             (reply(&q.text.clone(), "src/k.hpp", 6, 7), "copies-question"),
-            (reply(GOOD, "src/other.hpp", 6, 7), "citations-resolve"),
-            (reply(GOOD, "src/k.hpp", 2, 7), "citations-resolve"),
-            (reply(GOOD, "src/k.hpp", 9, 7), "citations-resolve"),
+            (
+                reply(
+                    "Unfortunately the excerpt shown here does not include enough of the kernel.",
+                    "src/k.hpp",
+                    6,
+                    7,
+                ),
+                "refusal",
+            ),
+            (reply(GOOD, "src/other.hpp", 6, 7), "citation-outside-slice"),
+            (reply(GOOD, "src/k.hpp", 2, 7), "citation-outside-slice"),
+            (reply(GOOD, "src/k.hpp", 9, 7), "citation-out-of-range"),
+            (
+                reply(GOOD, "../../../../etc/passwd", 1, 1),
+                "citation-outside-slice",
+            ),
             (
                 serde_json::json!({"answer": GOOD, "code": "", "citations": []}).to_string(),
                 "citations-present",
@@ -449,7 +299,7 @@ mod tests {
         ];
         for (raw, reason) in cases {
             let f = check_reply(&q, &s, &raw, &t, &KnownNames::default()).unwrap_err();
-            assert_eq!(f.reason, reason, "{raw}: {}", f.detail);
+            assert_eq!(f.reason.as_str(), reason, "{raw}: {}", f.detail);
             assert!(!f.checks.last().unwrap().ok);
         }
         q.requires_code = true;
@@ -463,7 +313,7 @@ mod tests {
             )
             .unwrap_err()
             .reason,
-            "code-present"
+            Reason::CodePresent
         );
     }
 }

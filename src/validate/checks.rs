@@ -1,0 +1,607 @@
+//! The one ordered list of answer checks, shared by `rocqa extract` and
+//! `rocqa validate`: what one keeps, the other keeps.
+//!
+//! Both paths turn what they hold (a model's reply and the slice it was asked over, or
+//! an entry read from a file) into a [`Candidate`] and run [`run_checks`]; the grounding
+//! text is the same on both ([`shown_text`]: the slice's lines re-read from the pinned
+//! tree). A new check is one function and one line in [`CHECKS`], plus its [`Reason`].
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Check, Citation, PieceRef};
+use crate::slice::{lines_hash, SliceError, Trees};
+
+use super::grounding::{
+    foreign_quote, range_outside_shown, unknown_files, unknown_identifiers, KnownNames,
+};
+
+/// Answers shorter than this say nothing.
+pub const MIN_ANSWER_CHARS: usize = 40;
+/// Answers longer than this ran away.
+pub const MAX_ANSWER_CHARS: usize = 6000;
+/// Most threads a block may have on any AMD GPU target.
+pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
+
+/// Why an answer or entry is rejected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reason {
+    /// A line of an entries file is not text, not JSON, or not an entry.
+    Unreadable,
+    /// An entry breaks `src/emit/entry.schema.json`.
+    Schema,
+    /// The entry's source is not the pinned source of its library version.
+    SourcePin,
+    /// The reply holds no answer object.
+    Json,
+    /// Too short or too long.
+    AnswerLength,
+    /// The answer declines to answer.
+    Refusal,
+    /// The answer repeats the question.
+    CopiesQuestion,
+    /// Code was asked for and none came.
+    CodePresent,
+    /// A library with no pinned tree here.
+    UnknownLibrary,
+    /// A path leaving the pinned tree.
+    PathOutsideTree,
+    /// A slice file that cannot be read.
+    SliceFileMissing,
+    /// A slice piece that no longer reads as it did.
+    SliceChanged,
+    /// No citations.
+    CitationsPresent,
+    /// A citation not inside the code shown.
+    CitationOutsideSlice,
+    /// A citation past the end of its file.
+    CitationOutOfRange,
+    /// A citation whose text hash does not match.
+    CitationTextChanged,
+    /// A cited file that cannot be read.
+    CitationFileMissing,
+    /// A file named in prose that no tree has.
+    UnknownFile,
+    /// A line range named in prose that is not in the code shown.
+    LineRangeOutsideSlice,
+    /// Names used as code that exist nowhere.
+    UnknownIdentifiers,
+    /// Code quoted as the library's that the slice does not hold.
+    QuoteNotInSlice,
+    /// Threads per block beyond what the target runs.
+    LaunchBounds,
+    /// The compile check's screen refused the code.
+    CompileScreen,
+    /// The compiler front end failed.
+    CompileFrontend,
+    /// Device code generation failed.
+    CompileBackend,
+    /// The compile check ran out of time or memory.
+    CompileLimit,
+    /// Too close to an entry kept already.
+    NearDuplicate,
+    /// Overlaps a held-out evaluation item.
+    Contaminated,
+}
+
+impl Reason {
+    /// The kebab-case name written in rejects.
+    pub fn as_str(self) -> &'static str {
+        use Reason::*;
+        match self {
+            Unreadable => "unreadable",
+            Schema => "schema",
+            SourcePin => "source-pin",
+            Json => "json",
+            AnswerLength => "answer-length",
+            Refusal => "refusal",
+            CopiesQuestion => "copies-question",
+            CodePresent => "code-present",
+            UnknownLibrary => "unknown-library",
+            PathOutsideTree => "path-outside-tree",
+            SliceFileMissing => "slice-file-missing",
+            SliceChanged => "slice-changed",
+            CitationsPresent => "citations-present",
+            CitationOutsideSlice => "citation-outside-slice",
+            CitationOutOfRange => "citation-out-of-range",
+            CitationTextChanged => "citation-text-changed",
+            CitationFileMissing => "citation-file-missing",
+            UnknownFile => "unknown-file",
+            LineRangeOutsideSlice => "line-range-outside-slice",
+            UnknownIdentifiers => "unknown-identifiers",
+            QuoteNotInSlice => "quote-not-in-slice",
+            LaunchBounds => "launch-bounds",
+            CompileScreen => "compile-screen",
+            CompileFrontend => "compile-frontend",
+            CompileBackend => "compile-backend",
+            CompileLimit => "compile-limit",
+            NearDuplicate => "near-duplicate",
+            Contaminated => "contaminated",
+        }
+    }
+
+    /// The reason for a compile check stage (`screen`, `frontend`, `backend`, `limit`).
+    pub fn of_compile_stage(stage: &str) -> Reason {
+        match stage {
+            "screen" => Reason::CompileScreen,
+            "frontend" => Reason::CompileFrontend,
+            "backend" => Reason::CompileBackend,
+            _ => Reason::CompileLimit,
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A citation as claimed: by the model (file maybe a suffix, no library, no hash) or by
+/// an entry (library, exact file and hash).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedCitation {
+    /// Library, when the claim names one.
+    pub lib: Option<String>,
+    /// File, relative to the tree root (or a suffix of it that one slice file has).
+    pub file: String,
+    /// First line.
+    pub start: i64,
+    /// Last line.
+    pub end: i64,
+    /// Hash of the lines, when the claim carries one.
+    pub sha256: Option<String>,
+}
+
+impl From<&Citation> for ClaimedCitation {
+    fn from(c: &Citation) -> Self {
+        ClaimedCitation {
+            lib: Some(c.lib.clone()),
+            file: c.file.clone(),
+            start: c.start.into(),
+            end: c.end.into(),
+            sha256: Some(c.sha256.clone()),
+        }
+    }
+}
+
+/// What the checks look at: the same fields whichever path it came from.
+#[derive(Debug, Clone)]
+pub struct Candidate<'a> {
+    /// The question asked.
+    pub question: &'a str,
+    /// The question asks for HIP code.
+    pub requires_code: bool,
+    /// The prose answer.
+    pub answer: &'a str,
+    /// The answer's code, if any.
+    pub code: Option<&'a str>,
+    /// Citations as claimed.
+    pub citations: &'a [ClaimedCitation],
+    /// The code shown.
+    pub slice: &'a [PieceRef],
+}
+
+/// What the checks compare against.
+#[derive(Clone, Copy)]
+pub struct Grounding<'a> {
+    /// The pinned trees.
+    pub trees: &'a Trees,
+    /// Names that exist.
+    pub known: &'a KnownNames,
+}
+
+/// An answer that passed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Validated {
+    /// Prose answer, trimmed.
+    pub answer: String,
+    /// HIP code, when there is any.
+    pub code: Option<String>,
+    /// Citations, resolved and hashed.
+    pub citations: Vec<Citation>,
+    /// Every check that ran.
+    pub checks: Vec<Check>,
+}
+
+/// An answer that failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failed {
+    /// Why.
+    pub reason: Reason,
+    /// What was found.
+    pub detail: String,
+    /// Every check that ran, the failing one last.
+    pub checks: Vec<Check>,
+}
+
+impl Failed {
+    /// A failure before any check of the list ran (parsing, schema).
+    pub fn at_start(reason: Reason, detail: String) -> Failed {
+        Failed {
+            checks: vec![Check {
+                name: reason.as_str().into(),
+                ok: false,
+                detail: detail.clone(),
+            }],
+            reason,
+            detail,
+        }
+    }
+
+    /// Appends a failing check after `checks` that passed.
+    pub fn after(mut checks: Vec<Check>, name: &str, reason: Reason, detail: String) -> Failed {
+        checks.push(Check {
+            name: name.into(),
+            ok: false,
+            detail: detail.clone(),
+        });
+        Failed {
+            reason,
+            detail,
+            checks,
+        }
+    }
+}
+
+/// What earlier checks found for later ones.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// The code shown, re-read from the trees.
+    pub shown: String,
+    /// Citations resolved and hashed.
+    pub citations: Vec<Citation>,
+}
+
+/// One check: passes with a detail (`None`: does not apply to this answer), or fails
+/// with its reason.
+pub type CheckFn =
+    fn(&Candidate, &Grounding, &mut Found) -> Result<Option<String>, (Reason, String)>;
+
+/// The checks, in order; the first failure rejects.
+pub const CHECKS: &[(&str, CheckFn)] = &[
+    ("answer-length", answer_length),
+    ("refusal", not_refusal),
+    ("copies-question", not_copy),
+    ("code-present", code_present),
+    ("launch-bounds", launch_bounds),
+    ("slice-in-tree", slice_in_tree),
+    ("citations-resolve", citations_resolve),
+    ("files-exist", files_exist),
+    ("identifiers-exist", identifiers_exist),
+    ("quotes-from-slice", quotes_from_slice),
+];
+
+/// Runs [`CHECKS`] in order.
+pub fn run_checks(c: &Candidate, g: &Grounding) -> Result<Validated, Failed> {
+    let mut found = Found::default();
+    let mut checks = Vec::new();
+    for (name, check) in CHECKS {
+        match check(c, g, &mut found) {
+            Ok(Some(detail)) => checks.push(Check {
+                name: (*name).into(),
+                ok: true,
+                detail,
+            }),
+            Ok(None) => {}
+            Err((reason, detail)) => return Err(Failed::after(checks, name, reason, detail)),
+        }
+    }
+    Ok(Validated {
+        answer: c.answer.trim().to_string(),
+        code: c
+            .code
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
+        citations: found.citations,
+        checks,
+    })
+}
+
+type Outcome = Result<Option<String>, (Reason, String)>;
+
+fn answer_length(c: &Candidate, _: &Grounding, _: &mut Found) -> Outcome {
+    let n = c.answer.trim().chars().count();
+    if !(MIN_ANSWER_CHARS..=MAX_ANSWER_CHARS).contains(&n) {
+        return Err((
+            Reason::AnswerLength,
+            format!("{n} characters, outside {MIN_ANSWER_CHARS}..={MAX_ANSWER_CHARS}"),
+        ));
+    }
+    Ok(Some(format!("{n} characters")))
+}
+
+fn refusal_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(concat!(
+            r"(?i)\b(i('m| am) (sorry|unable|not able)|i can(no|')t (help|answer|assist|determine|tell|say)",
+            r"|as an ai\b|i do not have access|cannot be determined from|unfortunately\b",
+            r"|(does|do) not (include|contain|show|provide|give) (enough|sufficient)",
+            r"|(not|insufficient) (enough )?(information|context|detail)s? (to|is|are)",
+            r"|(i|we) (would )?need (to see )?more (code|context|information)",
+            r"|it is not possible to (determine|say|tell|answer))"
+        ))
+        .expect("static regex")
+    })
+}
+
+/// The phrase that makes an answer a refusal, if any.
+pub fn refusal_in(text: &str) -> Option<String> {
+    refusal_re().find(text).map(|m| m.as_str().to_string())
+}
+
+fn not_refusal(c: &Candidate, _: &Grounding, _: &mut Found) -> Outcome {
+    match refusal_in(c.answer) {
+        Some(m) => Err((Reason::Refusal, format!("the answer declines: \"{m}\""))),
+        None => Ok(Some(String::new())),
+    }
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+fn not_copy(c: &Candidate, _: &Grounding, _: &mut Found) -> Outcome {
+    let (a, q) = (words(c.answer), words(c.question));
+    let qs: std::collections::HashSet<&str> = q.iter().map(String::as_str).collect();
+    let joined = |w: &[String]| w.join(" ");
+    let contains = q.len() >= 5 && joined(&a).contains(&joined(&q));
+    // Mostly the question's own words, and not much more of them: a restatement.
+    let from_q = a.iter().filter(|w| qs.contains(w.as_str())).count();
+    let restates = !a.is_empty() && from_q * 10 >= a.len() * 9 && a.len() <= q.len() * 3 / 2;
+    if a == q || contains || restates {
+        return Err((
+            Reason::CopiesQuestion,
+            "the answer repeats the question".into(),
+        ));
+    }
+    Ok(Some(String::new()))
+}
+
+/// Does the code define or launch a kernel?
+pub fn looks_like_hip(code: &str) -> bool {
+    ["__global__", "__device__", "hipLaunchKernelGGL", "<<<"]
+        .iter()
+        .any(|k| code.contains(k))
+}
+
+fn code_present(c: &Candidate, _: &Grounding, _: &mut Found) -> Outcome {
+    if !c.requires_code {
+        return Ok(None);
+    }
+    match c.code.filter(|code| looks_like_hip(code)) {
+        Some(code) => Ok(Some(format!("{} lines of code", code.lines().count()))),
+        None => Err((
+            Reason::CodePresent,
+            "the question asks for HIP code and the answer has none".into(),
+        )),
+    }
+}
+
+fn launch_bounds(c: &Candidate, _: &Grounding, _: &mut Found) -> Outcome {
+    let Some(code) = c.code else { return Ok(None) };
+    match super::launch::over_limit(code, MAX_THREADS_PER_BLOCK) {
+        Some(why) => Err((Reason::LaunchBounds, why)),
+        None => Ok(Some(format!(
+            "at most {MAX_THREADS_PER_BLOCK} threads per block"
+        ))),
+    }
+}
+
+/// The reason for a file that could not be read from a tree.
+fn read_failure(e: &SliceError, missing: Reason) -> Reason {
+    match e {
+        SliceError::UnknownLibrary { .. } => Reason::UnknownLibrary,
+        SliceError::OutsideTree { .. } => Reason::PathOutsideTree,
+        SliceError::Read { .. } => missing,
+    }
+}
+
+/// The code shown, re-read from the pinned trees: each piece's lines, in slice order.
+/// Both paths ground answers in this text.
+pub fn shown_text(slice: &[PieceRef], trees: &Trees) -> Result<String, (Reason, String)> {
+    let mut shown = String::new();
+    for p in slice {
+        let lines = trees
+            .lines(&p.lib, &p.file)
+            .map_err(|e| (read_failure(&e, Reason::SliceFileMissing), e.to_string()))?;
+        if p.start < 1 || p.end < p.start || p.end as usize > lines.len() {
+            return Err((
+                Reason::SliceChanged,
+                format!(
+                    "{}:{}-{}: the file has {} lines",
+                    p.file,
+                    p.start,
+                    p.end,
+                    lines.len()
+                ),
+            ));
+        }
+        if lines_hash(&lines, p.start, p.end) != p.sha256 {
+            return Err((
+                Reason::SliceChanged,
+                format!("{}:{}-{} no longer reads as it did", p.file, p.start, p.end),
+            ));
+        }
+        for l in &lines[p.start as usize - 1..p.end as usize] {
+            shown.push_str(l);
+            shown.push('\n');
+        }
+    }
+    Ok(shown)
+}
+
+fn slice_in_tree(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
+    if c.slice.is_empty() {
+        return Err((Reason::SliceChanged, "the entry shows no code".into()));
+    }
+    found.shown = shown_text(c.slice, g.trees)?;
+    Ok(Some(format!(
+        "{} pieces read at the pinned version",
+        c.slice.len()
+    )))
+}
+
+fn citations_resolve(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
+    if c.citations.is_empty() {
+        return Err((
+            Reason::CitationsPresent,
+            "no citations: every claim must point at the slice".into(),
+        ));
+    }
+    for claim in c.citations {
+        let cit = resolve(claim, c.slice, g.trees).map_err(|(r, why)| {
+            (
+                r,
+                format!("{}:{}-{}: {why}", claim.file, claim.start, claim.end),
+            )
+        })?;
+        found.citations.push(cit);
+    }
+    Ok(Some(format!(
+        "{} citations inside the slice, hashed at the pinned version",
+        found.citations.len()
+    )))
+}
+
+/// A citation must name a file of the slice (by path, or by a path suffix that only one
+/// slice file has), lie inside the lines shown from it and, when it carries a hash,
+/// hash the same at the pinned version.
+fn resolve(
+    c: &ClaimedCitation,
+    slice: &[PieceRef],
+    trees: &Trees,
+) -> Result<Citation, (Reason, String)> {
+    if c.start < 1 || c.end < c.start || c.end > u32::MAX as i64 {
+        return Err((Reason::CitationOutOfRange, "not a line range".into()));
+    }
+    let want = c.file.trim().trim_start_matches("./");
+    let of_lib = |p: &&PieceRef| c.lib.as_ref().is_none_or(|l| *l == p.lib);
+    let exact: Vec<&PieceRef> = slice
+        .iter()
+        .filter(of_lib)
+        .filter(|p| p.file == want)
+        .collect();
+    let matching = if exact.is_empty() {
+        let by_suffix: Vec<&PieceRef> = slice
+            .iter()
+            .filter(of_lib)
+            .filter(|p| !want.is_empty() && p.file.ends_with(&format!("/{want}")))
+            .collect();
+        let files: std::collections::BTreeSet<&str> =
+            by_suffix.iter().map(|p| p.file.as_str()).collect();
+        if files.len() > 1 {
+            return Err((
+                Reason::CitationOutsideSlice,
+                format!(
+                    "ambiguous file name: matches {}",
+                    files.into_iter().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        by_suffix
+    } else {
+        exact
+    };
+    if matching.is_empty() {
+        return Err((Reason::CitationOutsideSlice, "file not in the slice".into()));
+    }
+    let (s, e) = (c.start as u32, c.end as u32);
+    let lib = &matching[0].lib;
+    let file = &matching[0].file;
+    let lines = trees.lines(lib, file).map_err(|err| {
+        (
+            read_failure(&err, Reason::CitationFileMissing),
+            err.to_string(),
+        )
+    })?;
+    if e as usize > lines.len() {
+        return Err((
+            Reason::CitationOutOfRange,
+            format!("the file has {} lines", lines.len()),
+        ));
+    }
+    if !matching.iter().any(|p| p.start <= s && e <= p.end) {
+        let shown: Vec<String> = matching
+            .iter()
+            .map(|p| format!("{}-{}", p.start, p.end))
+            .collect();
+        return Err((
+            Reason::CitationOutsideSlice,
+            format!(
+                "lines outside what the slice shows of that file ({})",
+                shown.join(", ")
+            ),
+        ));
+    }
+    let sha256 = lines_hash(&lines, s, e);
+    if c.sha256.as_ref().is_some_and(|h| *h != sha256) {
+        return Err((
+            Reason::CitationTextChanged,
+            "the cited text's hash does not match the pinned tree".into(),
+        ));
+    }
+    Ok(Citation {
+        lib: lib.clone(),
+        file: file.clone(),
+        start: s,
+        end: e,
+        sha256,
+    })
+}
+
+fn files_exist(c: &Candidate, g: &Grounding, _: &mut Found) -> Outcome {
+    let unknown = unknown_files(c.answer, g.known);
+    if !unknown.is_empty() {
+        return Err((
+            Reason::UnknownFile,
+            format!("no pinned tree has {}", unknown.join(", ")),
+        ));
+    }
+    let shown: Vec<(&str, u32, u32)> = c
+        .slice
+        .iter()
+        .map(|p| (p.file.as_str(), p.start, p.end))
+        .collect();
+    if let Some(r) = range_outside_shown(c.answer, &shown) {
+        return Err((
+            Reason::LineRangeOutsideSlice,
+            format!("{r} is not in the code shown"),
+        ));
+    }
+    Ok(Some(String::new()))
+}
+
+fn identifiers_exist(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
+    let context = format!("{}\n{}", c.question, c.code.unwrap_or(""));
+    let unknown = unknown_identifiers(c.answer, &found.shown, &context, g.known);
+    if !unknown.is_empty() {
+        return Err((
+            Reason::UnknownIdentifiers,
+            format!(
+                "not in the index, the trees, HIP or the C++ library: {}",
+                unknown.join(", ")
+            ),
+        ));
+    }
+    Ok(Some(String::new()))
+}
+
+fn quotes_from_slice(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcome {
+    match foreign_quote(c.answer, &found.shown) {
+        Some(q) => Err((
+            Reason::QuoteNotInSlice,
+            format!("quoted as library code but not in the slice: {q}"),
+        )),
+        None => Ok(Some(String::new())),
+    }
+}
