@@ -1125,3 +1125,24 @@ fn build_defines_come_from_the_cmake_files() {
         ("2", "rocqa.toml [library.rocfxsolver.defines]")
     );
 }
+
+#[test]
+fn overloads_are_told_apart_by_the_api_variant() {
+    // The bug class: every overload of a wrapper followed (or, past max_fanout, none).
+    // rocfxCall_scal has a strided overload (`T* x`, rocfx.hpp:29) and a batched one
+    // (`T* const* x`, rocfx.hpp:43); the API's variant fixes which one is instantiated.
+    let w = world();
+    for (api, line) in [
+        ("rocfxsolver_sgetrf", 29),
+        ("rocfxsolver_sgetrf_batched", 43),
+    ] {
+        let g = w.interface("rocfxsolver", api).expect("API found");
+        let lines: Vec<u32> = g
+            .nodes
+            .iter()
+            .filter(|n| n.name == "rocfxCall_scal")
+            .map(|n| n.line)
+            .collect();
+        assert_eq!(lines, [line], "{api}");
+    }
+}

@@ -138,3 +138,63 @@ fn rocsolver_64_paths_are_not_empty() {
         );
     }
 }
+
+fn reaches(g: &InterfaceGraph, name: &str) -> bool {
+    g.nodes.iter().any(|n| n.name == name && n.lib == "rocblas")
+}
+
+#[test]
+fn getrs_and_geqrf_reach_rocblas_gemm_and_gemv_through_the_overloaded_wrappers() {
+    // rocblasCall_gemm has 8 overloads (more than max_fanout): they were cut.
+    let g = solver_graph("rocsolver_sgetrs");
+    assert!(reaches(&g, "rocblas_internal_gemm_template"));
+    // The non-batched API instantiates the one overload without pointer arrays.
+    let gemm: Vec<u32> = g
+        .nodes
+        .iter()
+        .filter(|n| n.name == "rocblasCall_gemm")
+        .map(|n| n.line)
+        .collect();
+    assert_eq!(gemm, [1123], "rocblasCall_gemm overloads in sgetrs");
+    let g = solver_graph("rocsolver_sgeqrf");
+    assert!(reaches(&g, "rocblas_internal_gemm_template"));
+    assert!(reaches(&g, "rocblas_internal_gemv_template"));
+    let g = solver_graph("rocsolver_sgetrs_batched");
+    assert!(reaches(&g, "rocblas_internal_gemm_batched_template"));
+    assert!(!g
+        .nodes
+        .iter()
+        .any(|n| n.name == "rocblasCall_gemm" && n.line == 1123));
+}
+
+#[test]
+fn arity_picks_the_overload_and_a_call_to_the_same_name_is_followed() {
+    // rocsolver_larfg_impl calls the 13-parameter rocsolver_larfg_template, which
+    // calls the 16-parameter one (same name, another overload) that launches kernels.
+    let g = solver_graph("rocsolver_slarfg");
+    let t: Vec<(u32, usize)> = g
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.name == "rocsolver_larfg_template")
+        .map(|(i, n)| (n.line, i))
+        .collect();
+    assert_eq!(t.len(), 2, "{t:?}");
+    let impl_ = g
+        .nodes
+        .iter()
+        .position(|n| n.name == "rocsolver_larfg_impl")
+        .unwrap();
+    let from_impl: Vec<usize> = g
+        .edges
+        .iter()
+        .filter(|e| e.from == impl_ && g.nodes[e.to].name == "rocsolver_larfg_template")
+        .map(|e| e.to)
+        .collect();
+    assert_eq!(from_impl.len(), 1, "impl calls one overload");
+    assert!(g
+        .edges
+        .iter()
+        .any(|e| e.from == from_impl[0] && g.nodes[e.to].name == "rocsolver_larfg_template"));
+    assert!(!kernels(&g).is_empty());
+}

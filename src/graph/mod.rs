@@ -4,8 +4,10 @@
 //! such as rocSOLVER into rocBLAS) and the library's [`Scope`]; gives, per API
 //! function, an [`InterfaceGraph`] of plain records. Calls are resolved by name; when
 //! a name has several definitions, those whose file the caller's file includes
-//! (directly or not) win, since that is what the compiler would see. Names with more
-//! candidates than `graph.max_fanout` are too generic to follow and are cut.
+//! (directly or not) win, since that is what the compiler would see, and then those
+//! whose parameter count fits the call's arguments. Names with more candidates than
+//! `graph.max_fanout` left, from several files, are too generic to follow: they are cut
+//! and listed ([`CodeGraph::cut_sites`], `rocqa graph --stats`).
 
 pub mod render;
 
@@ -113,6 +115,24 @@ impl<'a> LibView<'a> {
 pub struct CodeGraph<'a> {
     libs: Vec<LibView<'a>>,
     scope: &'a Scope,
+    /// Call sites left unresolved because too many definitions fit, as met so far.
+    cuts: RefCell<BTreeMap<(String, String, u32, String), usize>>,
+}
+
+/// A call site the graph does not follow: more definitions fit it than
+/// `graph.max_fanout` after every narrowing rule.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct CutSite {
+    /// The calling definition.
+    pub caller: String,
+    /// File of the call.
+    pub file: String,
+    /// Line of the call.
+    pub line: u32,
+    /// Name called.
+    pub callee: String,
+    /// Definitions that fit.
+    pub candidates: usize,
 }
 
 impl<'a> CodeGraph<'a> {
@@ -122,7 +142,26 @@ impl<'a> CodeGraph<'a> {
         if let Some(p) = pair {
             libs.push(LibView::new(1, p));
         }
-        CodeGraph { libs, scope }
+        CodeGraph {
+            libs,
+            scope,
+            cuts: RefCell::new(BTreeMap::new()),
+        }
+    }
+
+    /// The call sites cut so far (by [`CodeGraph::interface`] or [`CodeGraph::stats`]).
+    pub fn cut_sites(&self) -> Vec<CutSite> {
+        self.cuts
+            .borrow()
+            .iter()
+            .map(|((caller, file, line, callee), n)| CutSite {
+                caller: caller.clone(),
+                file: file.clone(),
+                line: *line,
+                callee: callee.clone(),
+                candidates: *n,
+            })
+            .collect()
     }
 
     /// The API functions of the main library.
@@ -143,8 +182,45 @@ impl<'a> CodeGraph<'a> {
             .unwrap_or_default()
     }
 
-    /// Picks the definitions a call from `caller` most plausibly means.
-    fn narrow(&self, caller: SymRef, mut c: Vec<SymRef>) -> Vec<SymRef> {
+    /// Picks the definitions a call from `caller` most plausibly means: those the
+    /// caller's file can see, in its build context, accepting as many arguments as the
+    /// call passes, with pointer arrays exactly when the API is a batched one. An overload set of one file is followed whole; anything wider than
+    /// `graph.max_fanout` is cut and remembered ([`CodeGraph::cut_sites`]).
+    fn narrow(
+        &self,
+        caller: SymRef,
+        mut c: Vec<SymRef>,
+        args: Option<u16>,
+        batched: bool,
+        site: (&str, u32),
+    ) -> Vec<SymRef> {
+        if let (Some(n), true) = (args, c.len() > 1) {
+            let fit: Vec<SymRef> = c
+                .iter()
+                .copied()
+                .filter(|r| {
+                    self.libs[r.lib]
+                        .sym(*r)
+                        .arity
+                        .is_none_or(|(lo, hi)| lo <= n && n <= hi)
+                })
+                .collect();
+            if !fit.is_empty() {
+                c = fit;
+            }
+        }
+        if c.len() > 1 {
+            // The API's variant fixes the instantiated pointer types: a batched API
+            // passes arrays of pointers, the others plain (or strided) pointers.
+            let fit: Vec<SymRef> = c
+                .iter()
+                .copied()
+                .filter(|r| (self.libs[r.lib].sym(*r).pointer_arrays > 0) == batched)
+                .collect();
+            if !fit.is_empty() {
+                c = fit;
+            }
+        }
         if c.len() > 1 && caller.lib == c[0].lib {
             let v = &self.libs[caller.lib];
             let seen: Vec<SymRef> = c
@@ -172,11 +248,22 @@ impl<'a> CodeGraph<'a> {
                 }
             }
         }
-        if c.len() > self.scope.limits.max_fanout {
-            Vec::new()
-        } else {
-            c
+        if c.len() <= self.scope.limits.max_fanout {
+            return c;
         }
+        let v = &self.libs[c[0].lib];
+        let one_file = c
+            .iter()
+            .all(|r| v.canon[r.file as usize] == v.canon[c[0].file as usize]);
+        if one_file {
+            return c;
+        }
+        let callee = v.sym(c[0]).name.clone();
+        let caller_name = self.libs[caller.lib].sym(caller).name.clone();
+        self.cuts
+            .borrow_mut()
+            .insert((caller_name, site.0.to_string(), site.1, callee), c.len());
+        Vec::new()
     }
 
     fn context(&self, r: SymRef) -> &'a str {
@@ -213,6 +300,7 @@ impl<'a> CodeGraph<'a> {
             queue.push_back((e, n, 1));
         }
         let max_depth = self.scope.limits.max_depth;
+        let batched = api.variants.iter().any(|v| v == "batched");
         while let Some((r, n, depth)) = queue.pop_front() {
             if depth >= max_depth {
                 continue;
@@ -229,7 +317,13 @@ impl<'a> CodeGraph<'a> {
                 if !self.scope.symbol_in(&l.kernel) {
                     continue;
                 }
-                let targets = self.narrow(r, self.candidates(r.lib, &l.kernel, true));
+                let targets = self.narrow(
+                    r,
+                    self.candidates(r.lib, &l.kernel, true),
+                    None,
+                    batched,
+                    (&file.path, l.line),
+                );
                 out.push(Step {
                     kind: EdgeKind::Launch,
                     targets,
@@ -261,7 +355,8 @@ impl<'a> CodeGraph<'a> {
                     });
                     continue;
                 }
-                if !self.scope.symbol_in(name) || name == v.sym(r).name {
+                // A call to its own name may be another overload; self-edges are dropped below.
+                if !self.scope.symbol_in(name) {
                     continue;
                 }
                 let own = self.candidates(r.lib, name, false);
@@ -272,7 +367,7 @@ impl<'a> CodeGraph<'a> {
                 } else {
                     (EdgeKind::Call, own)
                 };
-                let targets = self.narrow(r, c);
+                let targets = self.narrow(r, c, call.args, batched, (&file.path, call.line));
                 out.push(Step {
                     kind,
                     targets,
@@ -444,6 +539,8 @@ pub struct GraphStats {
     pub mean_nodes: f64,
     /// Graphs containing a cross-library edge.
     pub cross_library: usize,
+    /// Call sites not followed: more definitions fit than `graph.max_fanout`.
+    pub cut_sites: Vec<CutSite>,
 }
 
 impl CodeGraph<'_> {
@@ -510,6 +607,7 @@ impl CodeGraph<'_> {
                 nodes as f64 / main.api.len() as f64
             },
             cross_library: cross,
+            cut_sites: self.cut_sites(),
         }
     }
 }

@@ -323,6 +323,8 @@ impl Walk<'_> {
                 .as_ref()
                 .map(|_| self.raw[outer.start_byte()..def.end_byte()].to_string()),
             expanded_from,
+            arity: arity(decl),
+            pointer_arrays: pointer_arrays(decl, self.src),
         });
         // The body: a compound statement, or a function-try-block.
         let body_start = decl.end_byte();
@@ -345,7 +347,14 @@ impl Walk<'_> {
 
     /// A call at byte `pos`: inside a macro expansion, it is written in the source only
     /// if the invocation's own arguments name the callee.
-    fn call_site(&self, caller: u32, callee: String, line: u32, pos: usize) -> CallSite {
+    fn call_site(
+        &self,
+        caller: u32,
+        callee: String,
+        line: u32,
+        pos: usize,
+        args: Option<u16>,
+    ) -> CallSite {
         let e = self.expansion_at(pos);
         let written = e.is_none_or(|e| e.written.binary_search(&callee).is_ok());
         CallSite {
@@ -354,6 +363,7 @@ impl Walk<'_> {
             line,
             via_macro: e.map(|e| e.name.clone()),
             written,
+            args,
         }
     }
 
@@ -369,7 +379,16 @@ impl Walk<'_> {
                     if let Some(name) = callee_name(f, self.src) {
                         let line = n.start_position().row as u32 + 1;
                         if seen.insert((name.clone(), line)) {
-                            let site = self.call_site(caller, name, line, n.start_byte());
+                            let args = n
+                                .child_by_field_name("arguments")
+                                .filter(|a| !a.has_error())
+                                .map(|a| {
+                                    let mut c = a.walk();
+                                    a.named_children(&mut c)
+                                        .filter(|x| x.kind() != "comment")
+                                        .count() as u16
+                                });
+                            let site = self.call_site(caller, name, line, n.start_byte(), args);
                             self.out.calls.push(site);
                         }
                     }
@@ -381,7 +400,7 @@ impl Walk<'_> {
                     let abs = n.start_byte() + pos;
                     let line = self.line_of(abs);
                     if seen.insert((name.clone(), line)) {
-                        let site = self.call_site(caller, name, line, abs);
+                        let site = self.call_site(caller, name, line, abs, None);
                         self.out.calls.push(site);
                     }
                 }
@@ -463,6 +482,72 @@ fn function_name<'t>(decl: Node<'t>, src: &str) -> Option<(Node<'t>, Vec<String>
             _ => return None,
         }
     }
+}
+
+fn parameter_list(decl: Node) -> Option<Node> {
+    let mut n = decl;
+    for _ in 0..8 {
+        if n.kind() == "function_declarator" {
+            break;
+        }
+        n = n
+            .child_by_field_name("declarator")
+            .or_else(|| n.named_child(0))?;
+    }
+    n.child_by_field_name("parameters")
+}
+
+/// How many parameters are arrays of pointers: `const T* const* x`, `T* const x[]`
+/// (a batch), not `T** work` (an output pointer).
+fn pointer_arrays(decl: Node, src: &str) -> u16 {
+    let Some(params) = parameter_list(decl) else {
+        return 0;
+    };
+    let mut c = params.walk();
+    params
+        .named_children(&mut c)
+        .filter(|p| {
+            let t: String = src[p.byte_range()]
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            t.contains("*const*") || (t.contains('*') && t.contains("[]"))
+        })
+        .count() as u16
+}
+
+/// The argument counts a function declarator accepts: (without defaults, all), with
+/// `u16::MAX` as the upper bound after a `...` (C varargs or a parameter pack).
+fn arity(decl: Node) -> Option<(u16, u16)> {
+    let params = parameter_list(decl)?;
+    if params.has_error() {
+        return None;
+    }
+    let (mut min, mut max) = (0u16, 0u16);
+    let mut c = params.walk();
+    for p in params.named_children(&mut c) {
+        match p.kind() {
+            "parameter_declaration" => {
+                // `(void)` declares no parameter.
+                let void = p.child_by_field_name("declarator").is_none()
+                    && p.child_by_field_name("type")
+                        .is_some_and(|t| t.kind() == "primitive_type" && t.byte_range().len() == 4);
+                if !void {
+                    min += 1;
+                    max += 1;
+                }
+            }
+            "optional_parameter_declaration" => max += 1,
+            "variadic_parameter_declaration" => return Some((min, u16::MAX)),
+            _ => {}
+        }
+    }
+    // A C-style `...` is an anonymous child, not a named one.
+    let mut c = params.walk();
+    if params.children(&mut c).any(|k| k.kind() == "...") {
+        return Some((min, u16::MAX));
+    }
+    Some((min, max))
 }
 
 /// The unqualified name a call expression calls, if it is a plain name.
@@ -609,6 +694,24 @@ extern "C" int api(float* x) try { return launcher(x); } catch(...) { return 1; 
             .calls
             .iter()
             .any(|c| c.callee == "helper" && c.caller == 0 && c.line == 5));
+    }
+
+    #[test]
+    fn arity_counts_defaults_and_packs() {
+        let src = "int f(int a, float* b = nullptr) { return g(a, b, 1); }\n\
+                   template <typename... A> void h(int x, A... rest) { f(x); }\n\
+                   void v(void) { h(1, 2, 3); }\n";
+        let ex = extract("a.cpp", src, &[]);
+        let ar: Vec<Option<(u16, u16)>> = ex.symbols.iter().map(|s| s.arity).collect();
+        assert_eq!(ar, [Some((1, 2)), Some((1, u16::MAX)), Some((0, 0))]);
+        let args: Vec<(&str, Option<u16>)> = ex
+            .calls
+            .iter()
+            .map(|c| (c.callee.as_str(), c.args))
+            .collect();
+        assert!(args.contains(&("g", Some(3))), "{args:?}");
+        assert!(args.contains(&("f", Some(1))), "{args:?}");
+        assert!(args.contains(&("h", Some(3))), "{args:?}");
     }
 
     #[test]
