@@ -327,8 +327,10 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("ROCQA_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    // Colours only on a terminal: logs piped to a file or a CI log stay plain text.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .try_init();
 }
@@ -899,7 +901,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     }
     manifest.model = Some(model);
     manifest.params = params;
-    manifest.llm = serde_json::to_value(client.totals())?;
+    manifest.add_llm_totals(&dir, serde_json::to_value(client.totals())?)?;
     manifest.duration_ms = t0.elapsed().as_millis() as u64;
     manifest.count_outputs(&dir)?;
     manifest.write(&dir)?;
