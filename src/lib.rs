@@ -12,6 +12,7 @@ pub mod cli;
 pub mod config;
 pub mod emit;
 pub mod extract;
+pub mod facts;
 pub mod graph;
 pub mod index;
 pub mod llm;

@@ -709,3 +709,97 @@ pub struct Reject {
     /// Token usage (zero when no answer came back).
     pub usage: TokenUsage,
 }
+
+/// What a fact read off the code says something about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum FactKind {
+    /// A kernel launch: kernel, grid, block, dynamic LDS, and the conditions guarding it.
+    Launch,
+    /// A kernel's `__launch_bounds__`.
+    LaunchBounds,
+    /// A `__shared__` (LDS) array and its size.
+    SharedMemory,
+    /// Barriers or fences in a kernel or device helper.
+    Barrier,
+    /// Atomic operations in a kernel or device helper.
+    Atomic,
+    /// Wavefront intrinsics (shuffles, ballots, DPP, swizzles) in device code.
+    Wavefront,
+    /// An argument check: a condition and the error status it returns.
+    ArgCheck,
+    /// A quick return: a condition under which the function returns success early.
+    QuickReturn,
+    /// A branch on the handle's pointer mode (host or device scalars).
+    PointerMode,
+    /// A device-memory (workspace) size query answered without running.
+    WorkspaceQuery,
+    /// A call into another library (rocSOLVER into rocBLAS).
+    CrossLibrary,
+}
+
+impl FactKind {
+    /// Name as printed and serialized.
+    pub fn label(self) -> &'static str {
+        match self {
+            FactKind::Launch => "launch",
+            FactKind::LaunchBounds => "launch-bounds",
+            FactKind::SharedMemory => "shared-memory",
+            FactKind::Barrier => "barrier",
+            FactKind::Atomic => "atomic",
+            FactKind::Wavefront => "wavefront",
+            FactKind::ArgCheck => "arg-check",
+            FactKind::QuickReturn => "quick-return",
+            FactKind::PointerMode => "pointer-mode",
+            FactKind::WorkspaceQuery => "workspace-query",
+            FactKind::CrossLibrary => "cross-library",
+        }
+    }
+}
+
+/// One fact read off the code at the pinned version, exact by construction: every
+/// field is text of the code or a value resolved from it, at `file:line`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fact {
+    /// What the fact is about.
+    pub kind: FactKind,
+    /// The kernel, callee or function the fact names (the launched kernel for launches).
+    pub subject: String,
+    /// The function whose code holds the fact.
+    pub function: String,
+    /// Library whose tree holds it.
+    pub lib: String,
+    /// File relative to that tree's root.
+    pub file: String,
+    /// First line of the code the fact is read from.
+    pub line: u32,
+    /// Last line of that code.
+    pub end_line: u32,
+    /// First and last line of `function`'s definition (the code a citation lies in).
+    pub function_lines: (u32, u32),
+    /// Named values: `grid`, `block`, `lds`, `status`, `condition`, `size`, `bounds`,
+    /// `ops`, `callee`, `template_args`, and `<name>=<value>` resolutions where known.
+    pub values: std::collections::BTreeMap<String, String>,
+    /// Run-time conditions that must hold for this code to run, outermost first, as
+    /// written (`not (...)` for an `else` branch, `loop: for (...)` inside a loop).
+    pub conditions: Vec<String>,
+}
+
+/// The facts of one public API function.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiFacts {
+    /// Library.
+    pub lib: String,
+    /// Library version.
+    pub version: String,
+    /// The API function.
+    pub api: String,
+    /// Its family.
+    pub family: String,
+    /// Its variant suffixes (`batched`, `strided_batched`, `64`).
+    pub variants: Vec<String>,
+    /// Facts in call-graph order.
+    pub facts: Vec<Fact>,
+    /// Launch sites of the graph left out, and why (not reached by this API's arguments).
+    pub excluded: Vec<String>,
+}

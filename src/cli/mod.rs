@@ -68,6 +68,22 @@ pub enum Command {
     Check,
     /// Run the validation checks on any entries file against the pinned trees.
     Validate(ValidateArgs),
+    /// Print the facts read off the code of an API: launches, LDS, checks, statuses.
+    Facts(FactsArgs),
+}
+
+/// `rocqa facts`.
+#[derive(Debug, Args)]
+pub struct FactsArgs {
+    /// Library and version.
+    #[command(flatten)]
+    pub lib: LibArgs,
+    /// API function name, or a glob (`rocblas_?scal`).
+    #[arg(long)]
+    pub api: String,
+    /// Print JSON (one `ApiFacts` record per API) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `rocqa validate`.
@@ -311,8 +327,10 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("ROCQA_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    // Colours only on a terminal: logs piped to a file or a CI log stay plain text.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .try_init();
 }
@@ -331,6 +349,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Merge(a) => run_merge(&layout, a),
         Command::Check => run_check(&layout),
         Command::Validate(a) => run_validate(&layout, a),
+        Command::Facts(a) => run_facts(&layout, a),
     }
 }
 
@@ -882,7 +901,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     }
     manifest.model = Some(model);
     manifest.params = params;
-    manifest.llm = serde_json::to_value(client.totals())?;
+    manifest.add_llm_totals(&dir, serde_json::to_value(client.totals())?)?;
     manifest.duration_ms = t0.elapsed().as_millis() as u64;
     manifest.count_outputs(&dir)?;
     manifest.write(&dir)?;
@@ -912,6 +931,74 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     } else {
         0
     })
+}
+
+/// The expanded text of a library's tree (and of its pair's) for reading facts.
+fn code_text(
+    layout: &Layout,
+    project: &ProjectFile,
+    libs: &[(&str, &str)],
+) -> Result<crate::facts::CodeText> {
+    let mut code = crate::facts::CodeText::default();
+    for (l, v) in libs {
+        let tree = source::tree_path(&layout.sources(), l, v)?;
+        let scope = Scope::load(&layout.scope_file(l))?;
+        let cfg = effective_config(layout, project, l, v, &tree)?;
+        let t = crate::index::ExpandedTree::new(l, &tree, &cfg, &scope)
+            .with_context(|| format!("reading {l} {v}"))?;
+        code.add(l, t);
+    }
+    Ok(code)
+}
+
+fn run_facts(layout: &Layout, a: FactsArgs) -> Result<i32> {
+    let project = ProjectFile::load(&layout.project_file())?;
+    let version = version_of(&project, &a.lib)?;
+    let lib = a.lib.lib.clone();
+    let main = load_index(layout, &project, &lib, &version, true)?;
+    let pair = match pair_of(&project, &lib, &version)? {
+        Some((l, v)) => Some((load_index(layout, &project, &l, &v, true)?, l, v)),
+        None => None,
+    };
+    let graph = CodeGraph::new(&main.index, pair.as_ref().map(|p| &p.0.index), &main.scope);
+    let glob = globset::Glob::new(&a.api)
+        .with_context(|| format!("--api {}: not a name or glob", a.api))?
+        .compile_matcher();
+    let apis: Vec<&crate::model::ApiFunction> = graph
+        .api()
+        .iter()
+        .filter(|f| glob.is_match(&f.name))
+        .collect();
+    if apis.is_empty() {
+        bail!(
+            "{}: no public API function of {lib} {version} matches; `rocqa api --lib {lib}` lists them",
+            a.api
+        );
+    }
+    let mut libs = vec![(lib.as_str(), version.as_str())];
+    if let Some((_, l, v)) = &pair {
+        libs.push((l.as_str(), v.as_str()));
+    }
+    let code = code_text(layout, &project, &libs)?;
+    let lcfg = project.library(&lib)?;
+    let reader = crate::facts::FactReader::new(&code, &lcfg.api_prefix, &lcfg.precisions);
+    let mut total = 0;
+    for api in apis {
+        let f = reader.read(&graph.interface(api));
+        total += f.facts.len();
+        if a.json {
+            say!("{}", serde_json::to_string(&f)?);
+            continue;
+        }
+        say!("{} ({} {version}): {} facts", f.api, lib, f.facts.len());
+        for fact in &f.facts {
+            say!("  {}", crate::facts::describe(fact));
+        }
+        for x in &f.excluded {
+            say!("  not run by this API: {x}");
+        }
+    }
+    Ok(if total == 0 { 1 } else { 0 })
 }
 
 /// A progress bar with rate and ETA on a terminal; none otherwise (logs instead).

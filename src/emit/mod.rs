@@ -316,6 +316,27 @@ pub struct Coverage {
 }
 
 impl Manifest {
+    /// Sets the LLM totals to this run's plus those of the earlier runs into `dir` (its
+    /// manifest's), so they count every run as the entry and reject counts do.
+    pub fn add_llm_totals(&mut self, dir: &Path, run: serde_json::Value) -> Result<(), EmitError> {
+        let path = dir.join("manifest.json");
+        let earlier = read_existing(&path)?
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|m| m.get("llm").cloned());
+        let mut total = run;
+        if let (Some(serde_json::Value::Object(old)), serde_json::Value::Object(now)) =
+            (earlier, &mut total)
+        {
+            for (k, v) in now.iter_mut() {
+                if let (Some(a), Some(b)) = (v.as_u64(), old.get(k).and_then(|o| o.as_u64())) {
+                    *v = (a + b).into();
+                }
+            }
+        }
+        self.llm = total;
+        Ok(())
+    }
+
     /// Fills the counts from the run's files.
     pub fn count_outputs(&mut self, dir: &Path) -> Result<(), EmitError> {
         let entries: Vec<Entry> = read_jsonl(&dir.join("entries.jsonl"))?;

@@ -612,6 +612,43 @@ pub fn expand_file(
     Ok((out.text, out.expansions))
 }
 
+/// The text the parser sees, file by file, for stages that read code after the index
+/// (facts read launch arguments and the conditions around them off it): comments gone,
+/// macros expanded, branches the build leaves out blank, lines as in the original.
+/// Pass the configuration the index was built with (e.g. [`with_build_defines`]).
+pub struct ExpandedTree {
+    prep: Prepared,
+    ids: HashMap<String, usize>,
+}
+
+impl ExpandedTree {
+    /// Reads and prepares a tree once; files are expanded on demand.
+    pub fn new(
+        lib: &str,
+        tree: &Path,
+        cfg: &LibraryConfig,
+        scope: &Scope,
+    ) -> Result<ExpandedTree, IndexError> {
+        // The same configuration `index_tree` reads the tree under.
+        let cfg = &with_build_defines(lib, tree, cfg, None);
+        let sources = read_sources(tree, list_files(tree, cfg, scope))?;
+        let prep = Prepared::new(lib, cfg, &sources)?;
+        let ids = prep
+            .rels
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.clone(), i))
+            .collect();
+        Ok(ExpandedTree { prep, ids })
+    }
+
+    /// A file's expanded text, as the build compiles it; `None` if it is not indexed.
+    pub fn text(&self, rel: &str) -> Option<String> {
+        let id = *self.ids.get(rel)?;
+        Some(self.prep.preprocess(id).text)
+    }
+}
+
 /// Resolves `#include "x"` / `<x>` written in file `from`: its own folder first (quoted
 /// form only), then the configured include folders.
 fn resolve_include(

@@ -206,6 +206,12 @@ pub fn parse_templates(text: &str, name: &str) -> Result<Vec<Template>, Template
                 ));
             }
         }
+        if let Some(open) = unclosed_placeholder(&t.text) {
+            return Err(bad(
+                "text",
+                format!("unclosed placeholder {{{open}: close it with `}}`"),
+            ));
+        }
         for ph in placeholders(&t.text) {
             if !PLACEHOLDERS.contains(&ph.as_str()) {
                 return Err(bad(
@@ -237,6 +243,26 @@ pub fn parse_templates(text: &str, name: &str) -> Result<Vec<Template>, Template
         });
     }
     Ok(out)
+}
+
+/// A `{name` that no `}` closes before the next `{` or the end of the text.
+fn unclosed_placeholder(text: &str) -> Option<String> {
+    let mut rest = text;
+    while let Some(i) = rest.find('{') {
+        let after = &rest[i + 1..];
+        let name: String = after
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let closed = after
+            .find(['{', '}'])
+            .is_some_and(|k| after[k..].starts_with('}'));
+        if !name.is_empty() && !closed {
+            return Some(name);
+        }
+        rest = after;
+    }
+    None
 }
 
 fn placeholders(text: &str) -> Vec<String> {
@@ -453,5 +479,14 @@ text = "How does the {variant} form of {family} synchronize differently?"
     #[test]
     fn placeholders_are_found() {
         assert_eq!(placeholders("a {api} b {x_y} {} {not a}"), ["api", "x_y"]);
+        assert_eq!(
+            unclosed_placeholder("What does {kernel do?"),
+            Some("kernel".into())
+        );
+        assert_eq!(unclosed_placeholder("a {api} b {} c {not a}"), None);
+        assert_eq!(
+            unclosed_placeholder("{api} then {kernel and {api}"),
+            Some("kernel".into())
+        );
     }
 }

@@ -1,0 +1,916 @@
+//! The `facts` stage: what the code of one API does, read off the code itself.
+//!
+//! Takes an [`InterfaceGraph`] (from `graph`) and the expanded text of the trees (from
+//! `index`: what the build compiles, macros expanded, left-out branches blank); gives
+//! [`ApiFacts`]: kernels launched with their grid, block and dynamic LDS and the
+//! conditions guarding each launch, launch bounds, `__shared__` arrays, barriers,
+//! atomics, wavefront intrinsics, argument checks and quick returns with the status
+//! they return, pointer-mode branches, workspace-size queries and cross-library calls,
+//! each at `file:line`. Template arguments such as `NB` and `DIM_X` are resolved to
+//! values through the call sites of the graph when every call site agrees.
+//!
+//! Facts say what runs: a launch of a kernel named for another precision than the
+//! API's is left out (listed in `excluded`), and a run-time choice (a size, the pointer
+//! mode, a device property) stays a condition of the fact, never dropped.
+
+pub mod code;
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use crate::index::ExpandedTree;
+use crate::model::{ApiFacts, EdgeKind, Fact, FactKind, GraphNode, InterfaceGraph, NodeKind};
+use code::{eval_int, split_args, tidy, Body, Scanner, Text};
+
+/// A file of a library: `(lib, file)`.
+type FileKey = (String, String);
+/// A definition: `(lib, file, name, line)`.
+type DefKey = (String, String, String, u32);
+
+/// The expanded text of the trees facts are read from, by library, read once per file.
+#[derive(Default)]
+pub struct CodeText {
+    trees: HashMap<String, ExpandedTree>,
+    files: RefCell<HashMap<FileKey, Option<Rc<Text>>>>,
+    bodies: RefCell<HashMap<DefKey, Option<Rc<Body>>>>,
+}
+
+impl CodeText {
+    /// Adds a library's expanded tree.
+    pub fn add(&mut self, lib: &str, tree: ExpandedTree) {
+        self.trees.insert(lib.to_string(), tree);
+    }
+
+    fn text(&self, lib: &str, file: &str) -> Option<Rc<Text>> {
+        let key = (lib.to_string(), file.to_string());
+        if let Some(t) = self.files.borrow().get(&key) {
+            return t.clone();
+        }
+        let t = self
+            .trees
+            .get(lib)
+            .and_then(|tr| tr.text(file))
+            .map(|s| Rc::new(Text::new(s)));
+        self.files.borrow_mut().insert(key, t.clone());
+        t
+    }
+
+    /// The body of the definition a node stands for.
+    fn body(&self, n: &GraphNode) -> Option<(Rc<Text>, Rc<Body>)> {
+        let t = self.text(&n.lib, &n.file)?;
+        let key = (n.lib.clone(), n.file.clone(), n.name.clone(), n.line);
+        if let Some(b) = self.bodies.borrow().get(&key) {
+            return b.clone().map(|b| (t.clone(), b));
+        }
+        let from = t.offset(n.line.min(n.start_line.max(1)));
+        let to = t.offset(n.end_line.max(n.line) + 1);
+        let b = Scanner::new(&t.s).function(&n.name, from, to).map(Rc::new);
+        self.bodies.borrow_mut().insert(key, b.clone());
+        b.map(|b| (t, b))
+    }
+}
+
+struct Detectors {
+    ret_status: Regex,
+    ret_any: Regex,
+    shared: Regex,
+    dynamic_shared: Regex,
+    barrier: Regex,
+    atomic: Regex,
+    wavefront: Regex,
+    launch_bounds: Regex,
+}
+
+fn detectors() -> &'static Detectors {
+    static D: OnceLock<Detectors> = OnceLock::new();
+    D.get_or_init(|| {
+        let r = |p: &str| Regex::new(p).expect("static regex");
+        Detectors {
+            ret_status: r(r"^return\s*\(?\s*([a-z]\w*_status_\w+)\s*\)?\s*;$"),
+            ret_any: r(r"^return\s+(.+?)\s*;$"),
+            shared: r(r"\b__shared__\s+((?:[A-Za-z_][\w:]*(?:\s*<[^;{}]*?>)?\s+)+?)\s*([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)+)"),
+            dynamic_shared: r(r"\bextern\s+__shared__\b|\bHIP_DYNAMIC_SHARED\b"),
+            barrier: r(r"\b(__syncthreads|__threadfence\w*|__syncwarp|__builtin_amdgcn_s_barrier|__builtin_amdgcn_fence)\s*\("),
+            atomic: r(r"\b(atomic[A-Z]\w*|__hip_atomic\w*|__atomic_\w+|rocblas_atomic\w*)\s*\("),
+            wavefront: r(r"\b(__shfl\w*|__ballot\w*|__any|__all|__lane_id|__builtin_amdgcn_(?:ds_swizzle|mov_dpp|update_dpp|readfirstlane|readlane|ds_bpermute|ds_permute)\w*)\s*\("),
+            launch_bounds: r(r"__launch_bounds__\s*\("),
+        }
+    })
+}
+
+/// Template parameters of the definition starting at `from`: `(name, is_value)`.
+fn template_params(t: &Text, from: usize, name_at: usize) -> Vec<(String, bool)> {
+    let head = &t.s[from..name_at.max(from)];
+    let Some(k) = head.rfind("template") else {
+        return Vec::new();
+    };
+    let rest = &head[k + "template".len()..];
+    let Some(open) = rest.find('<') else {
+        return Vec::new();
+    };
+    let sc = Scanner::new(rest);
+    let close = sc.matching(open);
+    if close >= rest.len() {
+        return Vec::new();
+    }
+    split_args(&rest[open + 1..close], true)
+        .into_iter()
+        .filter_map(|p| {
+            let p = p.split('=').next().unwrap_or("").trim().to_string();
+            let name = p.split_whitespace().last()?.trim_start_matches(['*', '&']);
+            let is_type = p.starts_with("typename") || p.starts_with("class");
+            Some((name.to_string(), !is_type))
+        })
+        .collect()
+}
+
+/// A launch as written at one site.
+struct LaunchArgs {
+    kernel_expr: String,
+    template_args: Vec<String>,
+    grid: String,
+    block: String,
+    lds: String,
+    start: usize,
+    end: usize,
+}
+
+/// Every launch of `kernel` in the body `open..close`, in order.
+fn launches_in(t: &Text, open: usize, close: usize, kernel: &str) -> Vec<(u32, LaunchArgs)> {
+    let mut out = Vec::new();
+    let (first, last) = (t.line_of(open), t.line_of(close));
+    for line in first..=last {
+        let l = t.line(line);
+        if names(l, kernel) && (l.contains("hipLaunchKernelGGL") || l.contains("<<<")) {
+            if let Some(la) = parse_launch(t, line, kernel) {
+                out.push((line, la));
+            }
+        }
+    }
+    out
+}
+
+fn parse_launch(t: &Text, line: u32, kernel: &str) -> Option<LaunchArgs> {
+    let a = t.offset(line);
+    let b = t.offset(line + 1);
+    let hay = &t.s[a..b];
+    let sc = Scanner::new(&t.s);
+    for (k, _) in hay.match_indices("hipLaunchKernelGGL") {
+        let p = a + k + "hipLaunchKernelGGL".len();
+        let open = p + t.s[p..].find('(')?;
+        let close = sc.matching(open);
+        let args = split_args(&t.s[open + 1..close.min(t.s.len())], false);
+        if args.len() < 5 || !names(&args[0], kernel) {
+            continue;
+        }
+        let kexpr = args[0]
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .to_string();
+        return Some(LaunchArgs {
+            template_args: kernel_template_args(&kexpr),
+            kernel_expr: tidy(&kexpr),
+            grid: args[1].clone(),
+            block: args[2].clone(),
+            lds: args[3].clone(),
+            start: a + k,
+            end: close,
+        });
+    }
+    if let Some(k) = hay.find("<<<") {
+        let start = a + k + 3;
+        let end = start + t.s[start..].find(">>>")?;
+        let args = split_args(&t.s[start..end], false);
+        let head = &t.s[a..a + k];
+        let kpos = head.rfind(kernel)?;
+        if !names(&head[kpos..], kernel) {
+            return None;
+        }
+        let kexpr = tidy(&head[kpos..]);
+        if args.len() >= 2 {
+            return Some(LaunchArgs {
+                template_args: kernel_template_args(&kexpr),
+                kernel_expr: kexpr,
+                grid: args[0].clone(),
+                block: args[1].clone(),
+                lds: args.get(2).cloned().unwrap_or_else(|| "0".into()),
+                start: a + kpos,
+                end,
+            });
+        }
+    }
+    None
+}
+
+fn kernel_template_args(kexpr: &str) -> Vec<String> {
+    let Some(open) = kexpr.find('<') else {
+        return Vec::new();
+    };
+    let sc = Scanner::new(kexpr);
+    let close = sc.matching(open);
+    if close >= kexpr.len() {
+        return Vec::new();
+    }
+    split_args(&kexpr[open + 1..close], true)
+}
+
+/// Reads the facts of one API function off its interface graph.
+pub struct FactReader<'a> {
+    code: &'a CodeText,
+    /// Precision prefixes of the library's API names (`s`, `d`, `c`, `z`, `h`, ...).
+    precisions: Vec<String>,
+    /// The API name prefix (`rocblas_`).
+    prefix: String,
+}
+
+/// Where a value of a template parameter comes from: the node and its parameters.
+type ParamValues = BTreeMap<String, String>;
+
+impl<'a> FactReader<'a> {
+    /// A reader over `code`, for a library whose API names are `prefix` + precision +
+    /// family.
+    pub fn new(code: &'a CodeText, prefix: &str, precisions: &[String]) -> FactReader<'a> {
+        FactReader {
+            code,
+            precisions: precisions.to_vec(),
+            prefix: prefix.to_string(),
+        }
+    }
+
+    /// The facts of the graph's API.
+    pub fn read(&self, g: &InterfaceGraph) -> ApiFacts {
+        let mut facts = Vec::new();
+        let mut excluded = Vec::new();
+        let mut values: HashMap<usize, ParamValues> = HashMap::new();
+        let mut kernel_values: HashMap<usize, Vec<ParamValues>> = HashMap::new();
+        // Launches first: they decide which kernels run and with which parameters.
+        for e in g.edges.iter().filter(|e| e.kind == EdgeKind::Launch) {
+            let (from, to) = (&g.nodes[e.from], &g.nodes[e.to]);
+            if let Some(why) = self.other_precision(&g.api.name, &g.api.precision, &to.name) {
+                excluded.push(format!("{} at {}:{}: {why}", to.name, e.file, e.line));
+                continue;
+            }
+            let pv = values
+                .entry(e.from)
+                .or_insert_with(|| self.param_values(g, e.from, 0))
+                .clone();
+            for (f, kv) in self.launch_facts(from, to, &pv) {
+                kernel_values.entry(e.to).or_default().push(kv);
+                facts.push(f);
+            }
+        }
+        let launched: BTreeSet<usize> = kernel_values.keys().copied().collect();
+        for (i, n) in g.nodes.iter().enumerate() {
+            match n.kind {
+                NodeKind::Kernel | NodeKind::DeviceHelper => {
+                    // A kernel only counts when a launch of this API reaches it; a
+                    // helper when some kernel that runs reaches it.
+                    if n.kind == NodeKind::Kernel && !launched.contains(&i) {
+                        continue;
+                    }
+                    if n.kind == NodeKind::DeviceHelper && !reached_from(g, &launched, i) {
+                        continue;
+                    }
+                    let kv = agreed(kernel_values.get(&i).map(Vec::as_slice).unwrap_or(&[]));
+                    facts.extend(self.device_facts(n, &kv));
+                }
+                NodeKind::Function => facts.extend(self.host_facts(n)),
+                _ => {}
+            }
+        }
+        for e in g.edges.iter().filter(|e| e.kind == EdgeKind::CrossLibrary) {
+            let (from, to) = (&g.nodes[e.from], &g.nodes[e.to]);
+            let conds = self
+                .code
+                .body(from)
+                .map(|(t, b)| b.conds_at(t.offset(e.line)).0)
+                .unwrap_or_default();
+            let mut v = BTreeMap::new();
+            v.insert(
+                "callee".into(),
+                format!("{}:{}:{}", to.lib, to.file, to.line),
+            );
+            facts.push(Fact {
+                kind: FactKind::CrossLibrary,
+                subject: to.name.clone(),
+                function: from.name.clone(),
+                lib: from.lib.clone(),
+                file: e.file.clone(),
+                line: e.line,
+                end_line: e.line,
+                function_lines: (from.start_line, from.end_line),
+                values: v,
+                conditions: conds,
+            });
+        }
+        let mut seen = BTreeSet::new();
+        facts.retain(|f| {
+            seen.insert((
+                f.kind,
+                f.file.clone(),
+                f.line,
+                f.subject.clone(),
+                f.function.clone(),
+            ))
+        });
+        ApiFacts {
+            lib: g.lib.clone(),
+            version: g.version.clone(),
+            api: g.api.name.clone(),
+            family: g.api.family.clone(),
+            variants: g.api.variants.clone(),
+            facts,
+            excluded,
+        }
+    }
+
+    /// Why a kernel named for another precision than the API's does not run for it.
+    fn other_precision(&self, api: &str, precision: &str, kernel: &str) -> Option<String> {
+        if precision.is_empty() {
+            return None;
+        }
+        let fam_tail = api
+            .strip_prefix(&self.prefix)?
+            .strip_prefix(precision)?
+            .split("_batched")
+            .next()?
+            .split("_strided")
+            .next()?
+            .trim_end_matches("_64");
+        let rest = kernel.strip_prefix(&self.prefix)?;
+        let mut ps: Vec<&String> = self.precisions.iter().collect();
+        ps.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        for p in ps {
+            if let Some(tail) = rest.strip_prefix(p.as_str()) {
+                if tail.starts_with(fam_tail)
+                    && tail[fam_tail.len()..].starts_with('_')
+                    && p != precision
+                {
+                    return Some(format!(
+                        "named for precision `{p}`, this API's precision is `{precision}`"
+                    ));
+                }
+            }
+        }
+        None
+    }
+
+    /// Values of a node's non-type template parameters, read off the template
+    /// arguments its callers in the graph pass (when all of them agree).
+    fn param_values(&self, g: &InterfaceGraph, node: usize, depth: u32) -> ParamValues {
+        let mut out = ParamValues::new();
+        let n = &g.nodes[node];
+        let Some((t, b)) = self.code.body(n) else {
+            return out;
+        };
+        let name_at = t.s[..b.open]
+            .rfind(&n.name)
+            .unwrap_or(t.offset(n.start_line));
+        let params = template_params(&t, t.offset(n.start_line), name_at);
+        if params.iter().all(|(_, v)| !v) || depth > 3 {
+            return out;
+        }
+        let callers: Vec<&crate::model::GraphEdge> = g
+            .edges
+            .iter()
+            .filter(|e| e.to == node && matches!(e.kind, EdgeKind::Call | EdgeKind::MacroCall))
+            .collect();
+        let mut per_param: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for e in &callers {
+            let caller = &g.nodes[e.from];
+            let Some(ct) = self.code.text(&caller.lib, &e.file) else {
+                continue;
+            };
+            let line = ct.line(e.line);
+            let Some(args) = call_template_args(line, &n.name) else {
+                continue;
+            };
+            let up = if depth < 3 {
+                self.param_values(g, e.from, depth + 1)
+            } else {
+                ParamValues::new()
+            };
+            for (k, (p, is_value)) in params.iter().enumerate() {
+                if !is_value {
+                    continue;
+                }
+                if let Some(a) = args.get(k) {
+                    let v = substitute(a, &up);
+                    per_param.entry(p.clone()).or_default().insert(v);
+                }
+            }
+        }
+        for (p, vs) in per_param {
+            if vs.len() == 1 {
+                let v = vs.into_iter().next().unwrap_or_default();
+                if let Some(x) = eval_int(&v) {
+                    out.insert(p, x.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    fn launch_facts(
+        &self,
+        from: &GraphNode,
+        to: &GraphNode,
+        pv: &ParamValues,
+    ) -> Vec<(Fact, ParamValues)> {
+        let Some((t, b)) = self.code.body(from) else {
+            return Vec::new();
+        };
+        launches_in(&t, b.open, b.close, &to.name)
+            .into_iter()
+            .map(|(line, la)| self.launch_fact(from, to, &t, &b, line, la, pv))
+            .collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn launch_fact(
+        &self,
+        from: &GraphNode,
+        to: &GraphNode,
+        t: &Text,
+        b: &Body,
+        line: u32,
+        la: LaunchArgs,
+        pv: &ParamValues,
+    ) -> (Fact, ParamValues) {
+        let (conds, at) = b.conds_at(la.start);
+        let first = at
+            .iter()
+            .rev()
+            .find(|&&o| o >= b.open)
+            .map(|&o| t.line_of(o))
+            .unwrap_or(line);
+        let mut v = BTreeMap::new();
+        let body_before = &t.s[b.open..la.start];
+        let pv = &local_constants(body_before, pv);
+        let resolve = |arg: &str| -> String {
+            let a = arg.trim();
+            let mut shown = a.to_string();
+            if is_name(a) {
+                // `dim3 grid(blocks, 1, batches)`: the last declaration before the launch.
+                let re = Regex::new(&format!(
+                    r"\bdim3\s+{}\s*[({{=]\s*([^;]*?)\s*[)}}]?\s*;",
+                    regex::escape(a)
+                ))
+                .ok();
+                if let Some(m) = re.and_then(|re| re.captures_iter(body_before).last()) {
+                    shown = format!("{a} = dim3({})", tidy(&m[1]));
+                }
+            }
+            let sub = substitute(&shown, pv);
+            if sub != shown {
+                format!("{shown} with {}", known_values(&shown, pv))
+            } else {
+                shown
+            }
+        };
+        v.insert("grid".into(), resolve(&la.grid));
+        v.insert("block".into(), resolve(&la.block));
+        let lds = tidy(&la.lds);
+        let lds_v = eval_int(&substitute(&lds, pv))
+            .map(|x| format!("{x} bytes"))
+            .unwrap_or(lds);
+        v.insert("lds".into(), lds_v);
+        if !la.template_args.is_empty() {
+            v.insert("template_args".into(), la.template_args.join(", "));
+        }
+        for (p, x) in pv {
+            if la.kernel_expr.contains(p.as_str())
+                || la.grid.contains(p.as_str())
+                || la.block.contains(p.as_str())
+            {
+                v.insert(format!("{p}="), x.clone());
+            }
+        }
+        // The kernel's own parameters, as this launch sets them.
+        let mut kv = ParamValues::new();
+        if let Some((kt, kb)) = self.code.body(to) {
+            let name_at = kt.s[..kb.open]
+                .rfind(&to.name)
+                .unwrap_or(kt.offset(to.start_line));
+            let kp = template_params(&kt, kt.offset(to.start_line), name_at);
+            for (k, (p, is_value)) in kp.iter().enumerate() {
+                if let (true, Some(a)) = (*is_value, la.template_args.get(k)) {
+                    if let Some(x) = eval_int(&substitute(a, pv)) {
+                        kv.insert(p.clone(), x.to_string());
+                    }
+                }
+            }
+        }
+        (
+            Fact {
+                kind: FactKind::Launch,
+                subject: to.name.clone(),
+                function: from.name.clone(),
+                lib: from.lib.clone(),
+                file: from.file.clone(),
+                line: first.min(t.line_of(la.start)),
+                end_line: t.line_of(la.end).max(line),
+                function_lines: (from.start_line, from.end_line),
+                values: v,
+                conditions: conds,
+            },
+            kv,
+        )
+    }
+
+    fn device_facts(&self, n: &GraphNode, kv: &ParamValues) -> Vec<Fact> {
+        let d = detectors();
+        let mut out = Vec::new();
+        let Some((t, b)) = self.code.body(n) else {
+            return out;
+        };
+        let fact = |kind, subject: &str, line: u32, values: BTreeMap<String, String>| Fact {
+            kind,
+            subject: subject.to_string(),
+            function: n.name.clone(),
+            lib: n.lib.clone(),
+            file: n.file.clone(),
+            line,
+            end_line: line,
+            function_lines: (n.start_line, n.end_line),
+            values,
+            conditions: Vec::new(),
+        };
+        if n.kind == NodeKind::Kernel {
+            let head_from = t.offset(n.start_line);
+            if let Some(m) = d.launch_bounds.find(&t.s[head_from..b.open]) {
+                let open = head_from + m.end() - 1;
+                let close = Scanner::new(&t.s).matching(open);
+                let arg = tidy(&t.s[open + 1..close.min(t.s.len())]);
+                let arg = arg
+                    .trim_start_matches('(')
+                    .trim_end_matches(')')
+                    .to_string();
+                let mut v = BTreeMap::new();
+                v.insert("bounds".into(), arg.clone());
+                if let Some(x) = eval_int(&substitute(&arg, kv)) {
+                    v.insert("value".into(), x.to_string());
+                }
+                out.push(fact(
+                    FactKind::LaunchBounds,
+                    &n.name,
+                    t.line_of(head_from + m.start()),
+                    v,
+                ));
+            }
+        }
+        let body = &t.s[b.open..b.close];
+        for c in d.shared.captures_iter(body) {
+            let (Some(m0), name, dims) = (c.get(0), &c[2], tidy(&c[3])) else {
+                continue;
+            };
+            let ty = tidy(&c[1]);
+            let mut v = BTreeMap::new();
+            v.insert("type".into(), ty);
+            v.insert("size".into(), dims.clone());
+            let prod: Option<i64> = dims
+                .split('[')
+                .skip(1)
+                .map(|x| eval_int(&substitute(x.trim_end_matches(']').trim(), kv)))
+                .try_fold(1i64, |acc, x| x.and_then(|x| acc.checked_mul(x)));
+            if let Some(p) = prod {
+                v.insert("elements".into(), p.to_string());
+            }
+            let line = t.line_of(b.open + m0.start());
+            let (conds, _) = b.conds_at(b.open + m0.start());
+            let mut f = fact(FactKind::SharedMemory, name, line, v);
+            f.conditions = conds;
+            out.push(f);
+        }
+        if let Some(m) = d.dynamic_shared.find(body) {
+            let mut v = BTreeMap::new();
+            v.insert("size".into(), "dynamic (set at launch)".into());
+            out.push(fact(
+                FactKind::SharedMemory,
+                "dynamic",
+                t.line_of(b.open + m.start()),
+                v,
+            ));
+        }
+        for (kind, re) in [
+            (FactKind::Barrier, &d.barrier),
+            (FactKind::Atomic, &d.atomic),
+            (FactKind::Wavefront, &d.wavefront),
+        ] {
+            let hits: Vec<(String, u32)> = re
+                .captures_iter(body)
+                .filter_map(|c| {
+                    let m = c.get(1)?;
+                    Some((m.as_str().to_string(), t.line_of(b.open + m.start())))
+                })
+                .collect();
+            if hits.is_empty() {
+                continue;
+            }
+            let ops: BTreeSet<&str> = hits.iter().map(|h| h.0.as_str()).collect();
+            let lines: Vec<String> = hits.iter().map(|h| h.1.to_string()).collect();
+            let mut v = BTreeMap::new();
+            v.insert(
+                "ops".into(),
+                ops.iter().copied().collect::<Vec<_>>().join(", "),
+            );
+            v.insert("lines".into(), lines.join(", "));
+            v.insert("count".into(), hits.len().to_string());
+            let mut f = fact(kind, &n.name, hits[0].1, v);
+            f.end_line = hits[0].1;
+            out.push(f);
+        }
+        out
+    }
+
+    fn host_facts(&self, n: &GraphNode) -> Vec<Fact> {
+        let d = detectors();
+        let mut out = Vec::new();
+        let Some((t, b)) = self.code.body(n) else {
+            return out;
+        };
+        let mk = |kind, subject: String, line: u32, end: u32, values, conditions| Fact {
+            kind,
+            subject,
+            function: n.name.clone(),
+            lib: n.lib.clone(),
+            file: n.file.clone(),
+            line,
+            end_line: end,
+            function_lines: (n.start_line, n.end_line),
+            values,
+            conditions,
+        };
+        for s in &b.stmts {
+            if s.conds.is_empty() {
+                continue;
+            }
+            let text = tidy(&t.s[s.start..s.end]);
+            let line = s
+                .cond_at
+                .last()
+                .map(|&o| t.line_of(o))
+                .unwrap_or(t.line_of(s.start));
+            let end = t.line_of(s.end.saturating_sub(1).max(s.start));
+            // A size query answered early: a positive `is_device_memory_size_query()`.
+            let query = s.conds.iter().any(|c| {
+                c.contains("is_device_memory_size_query(")
+                    && !c.starts_with("not (")
+                    && !c.starts_with('!')
+            });
+            if query {
+                if let Some(c) = d.ret_any.captures(&text) {
+                    let mut v = BTreeMap::new();
+                    v.insert("returns".into(), c[1].to_string());
+                    out.push(mk(
+                        FactKind::WorkspaceQuery,
+                        n.name.clone(),
+                        line,
+                        end,
+                        v,
+                        s.conds.clone(),
+                    ));
+                }
+                continue;
+            }
+            let Some(c) = d.ret_status.captures(&text) else {
+                continue;
+            };
+            let status = c[1].to_string();
+            if status.ends_with("_status_continue") {
+                continue;
+            }
+            let kind = if status.ends_with("_status_success") {
+                FactKind::QuickReturn
+            } else {
+                FactKind::ArgCheck
+            };
+            let mut v = BTreeMap::new();
+            v.insert("status".into(), status.clone());
+            v.insert(
+                "condition".into(),
+                s.conds.last().cloned().unwrap_or_default(),
+            );
+            let mut conds = s.conds.clone();
+            conds.pop();
+            out.push(mk(kind, status, line, end, v, conds));
+        }
+        for (o, cond, outer) in &b.branches {
+            if cond.contains("pointer_mode") {
+                let mut v = BTreeMap::new();
+                v.insert("condition".into(), cond.clone());
+                let line = t.line_of(*o);
+                let conds = outer.clone();
+                out.push(mk(
+                    FactKind::PointerMode,
+                    n.name.clone(),
+                    line,
+                    line,
+                    v,
+                    conds,
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// Does `text` name `ident` as a whole word?
+fn names(text: &str, ident: &str) -> bool {
+    text.match_indices(ident).any(|(k, _)| {
+        let before = text[..k].chars().last();
+        let after = text[k + ident.len()..].chars().next();
+        !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// Integer constants the code before `upto` declares (`constexpr int DIM_X = 128;`),
+/// added to `pv`.
+fn local_constants(text: &str, pv: &ParamValues) -> ParamValues {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?[A-Za-z_][\w:]*\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);")
+            .expect("static regex")
+    });
+    let mut out = pv.clone();
+    for c in re.captures_iter(text) {
+        if let Some(v) = eval_int(&substitute(&c[2], &out)) {
+            out.insert(c[1].to_string(), v.to_string());
+        }
+    }
+    out
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// Replaces known template parameters in an expression by their values.
+fn substitute(expr: &str, pv: &ParamValues) -> String {
+    if pv.is_empty() {
+        return expr.to_string();
+    }
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| Regex::new(r"[A-Za-z_]\w*").expect("static regex"));
+    re.replace_all(expr, |c: &regex::Captures| {
+        pv.get(&c[0]).cloned().unwrap_or_else(|| c[0].to_string())
+    })
+    .into_owned()
+}
+
+/// `NB = 256, DIM_X = 64` for the known parameters an expression names.
+fn known_values(expr: &str, pv: &ParamValues) -> String {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| Regex::new(r"[A-Za-z_]\w*").expect("static regex"));
+    let mut seen = BTreeSet::new();
+    re.find_iter(expr)
+        .filter_map(|m| {
+            let n = m.as_str();
+            let v = pv.get(n)?;
+            seen.insert(n).then(|| format!("{n} = {v}"))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The template arguments written at a call of `name<...>(` on one line.
+fn call_template_args(line: &str, name: &str) -> Option<Vec<String>> {
+    for (k, _) in line.match_indices(name) {
+        let after = &line[k + name.len()..];
+        let before_ok = k == 0
+            || !line[..k]
+                .chars()
+                .last()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        let t = after.trim_start();
+        if !before_ok || !t.starts_with('<') {
+            continue;
+        }
+        let sc = Scanner::new(t);
+        let close = sc.matching(0);
+        if close >= t.len() {
+            continue;
+        }
+        return Some(split_args(&t[1..close], true));
+    }
+    None
+}
+
+/// The values every launch of a kernel agrees on.
+fn agreed(all: &[ParamValues]) -> ParamValues {
+    let Some(first) = all.first() else {
+        return ParamValues::new();
+    };
+    first
+        .iter()
+        .filter(|(k, v)| all.iter().all(|o| o.get(*k) == Some(*v)))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Is node `i` reached from one of `kernels` through calls?
+fn reached_from(g: &InterfaceGraph, kernels: &BTreeSet<usize>, i: usize) -> bool {
+    let mut seen: BTreeSet<usize> = kernels.clone();
+    let mut stack: Vec<usize> = kernels.iter().copied().collect();
+    while let Some(k) = stack.pop() {
+        if k == i {
+            return true;
+        }
+        for e in g
+            .edges
+            .iter()
+            .filter(|e| e.from == k && e.kind != EdgeKind::Launch)
+        {
+            if seen.insert(e.to) {
+                stack.push(e.to);
+            }
+        }
+    }
+    false
+}
+
+/// One line per fact, for `rocqa facts`.
+pub fn describe(f: &Fact) -> String {
+    let at = format!("{}:{}", f.file, f.line);
+    let v = |k: &str| f.values.get(k).cloned().unwrap_or_default();
+    let what = match f.kind {
+        FactKind::Launch => format!(
+            "{} launches {} with grid {}, block {}, dynamic LDS {}",
+            f.function,
+            f.subject,
+            v("grid"),
+            v("block"),
+            v("lds")
+        ),
+        FactKind::LaunchBounds => format!(
+            "{} has __launch_bounds__({}){}",
+            f.subject,
+            v("bounds"),
+            f.values
+                .get("value")
+                .map(|x| format!(" = {x} threads"))
+                .unwrap_or_default()
+        ),
+        FactKind::SharedMemory => format!(
+            "{} declares __shared__ {} {}{}{}",
+            f.function,
+            v("type"),
+            f.subject,
+            v("size"),
+            f.values
+                .get("elements")
+                .map(|x| format!(" ({x} elements)"))
+                .unwrap_or_default()
+        ),
+        FactKind::Barrier | FactKind::Atomic | FactKind::Wavefront => format!(
+            "{} uses {} ({} times, lines {})",
+            f.function,
+            v("ops"),
+            v("count"),
+            v("lines")
+        ),
+        FactKind::ArgCheck | FactKind::QuickReturn => format!(
+            "{} returns {} when {}",
+            f.function,
+            v("status"),
+            v("condition")
+        ),
+        FactKind::PointerMode => {
+            format!("{} branches on {}", f.function, v("condition"))
+        }
+        FactKind::WorkspaceQuery => format!(
+            "{} answers a device-memory size query with {}",
+            f.function,
+            v("returns")
+        ),
+        FactKind::CrossLibrary => format!("{} calls {} ({})", f.function, f.subject, v("callee")),
+    };
+    let cond = if f.conditions.is_empty() {
+        String::new()
+    } else {
+        format!(" [if {}]", f.conditions.join("; "))
+    };
+    format!("{at:<50} {:<15} {what}{cond}", f.kind.label())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_constants_resolve() {
+        let pv = local_constants(
+            "{ int64_t s = 0;\n constexpr int DIM_X = 128;\n constexpr int DIM_Y = DIM_X / 16;\n",
+            &ParamValues::new(),
+        );
+        assert_eq!(pv.get("DIM_X").map(String::as_str), Some("128"));
+        assert_eq!(pv.get("DIM_Y").map(String::as_str), Some("8"));
+    }
+}

@@ -1,0 +1,160 @@
+//! Facts read off the fixture library (`tests/fixtures/minilib`), through the real
+//! binary: `rocqa facts --json` on fetched fixture trees.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use rocqa::model::{ApiFacts, Fact, FactKind};
+
+fn minilib() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/minilib")
+}
+
+/// A project with both fixture trees fetched.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(minilib().join("rocqa.toml"), dir.path().join("rocqa.toml")).expect("copy");
+    std::fs::create_dir(dir.path().join("allowlists")).expect("mkdir");
+    for lib in ["rocfx", "rocfxsolver"] {
+        std::fs::copy(
+            minilib().join(format!("allowlists/{lib}.toml")),
+            dir.path().join(format!("allowlists/{lib}.toml")),
+        )
+        .expect("copy allowlist");
+        Command::cargo_bin("rocqa")
+            .expect("binary")
+            .arg("--root")
+            .arg(dir.path())
+            .args([
+                "sources",
+                "fetch",
+                "--lib",
+                lib,
+                "--version",
+                "1.0",
+                "--from-dir",
+            ])
+            .arg(minilib().join("trees").join(lib))
+            .assert()
+            .success();
+    }
+    dir
+}
+
+fn facts(root: &Path, lib: &str, api: &str) -> ApiFacts {
+    let out = Command::cargo_bin("rocqa")
+        .expect("binary")
+        .arg("--root")
+        .arg(root)
+        .args(["facts", "--lib", lib, "--api", api, "--json"])
+        .assert()
+        .success();
+    serde_json::from_slice(&out.get_output().stdout).expect("one ApiFacts record")
+}
+
+fn find<'a>(f: &'a ApiFacts, kind: FactKind, subject: &str, file: &str, line: u32) -> &'a Fact {
+    f.facts
+        .iter()
+        .find(|x| {
+            x.kind == kind && x.subject == subject && x.file.ends_with(file) && x.line == line
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "no {kind:?} fact about {subject} at {file}:{line} for {}; facts:\n{:#?}",
+                f.api, f.facts
+            )
+        })
+}
+
+#[test]
+fn fixture_scal_launch_checks_and_bounds() {
+    let p = project();
+    let f = facts(p.path(), "rocfx", "rocfx_sscal");
+    // rocfx_scal_kernels.hpp:77: ROCFX_LAUNCH_KERNEL((rocfx_scal_kernel<API_INT, NB, T, U>),
+    // grid, threads, 0, ...), NB = ROCFX_SCAL_NB = 256 from the template's call site.
+    let l = find(
+        &f,
+        FactKind::Launch,
+        "rocfx_scal_kernel",
+        "blas1/rocfx_scal_kernels.hpp",
+        77,
+    );
+    assert_eq!(l.function, "rocfx_internal_scal_launcher");
+    assert!(l.values["block"].contains("NB = 256"), "{:?}", l.values);
+    assert_eq!(l.values["lds"], "0 bytes");
+    let b = find(
+        &f,
+        FactKind::LaunchBounds,
+        "rocfx_scal_kernel",
+        "blas1/rocfx_scal_kernels.hpp",
+        47,
+    );
+    assert_eq!(b.values["bounds"], "NB");
+    assert_eq!(b.values["value"], "256");
+    // rocfx_scal_imp.hpp:31-32: if(!handle) return rocfx_status_invalid_handle;
+    let c = find(
+        &f,
+        FactKind::ArgCheck,
+        "rocfx_status_invalid_handle",
+        "blas1/rocfx_scal_imp.hpp",
+        31,
+    );
+    assert_eq!(c.values["condition"], "!handle");
+    // rocfx_scal_kernels.hpp:68-69: quick return when n <= 0 || batch_count <= 0.
+    let q = find(
+        &f,
+        FactKind::QuickReturn,
+        "rocfx_status_success",
+        "blas1/rocfx_scal_kernels.hpp",
+        68,
+    );
+    assert_eq!(q.values["condition"], "n <= 0 || batch_count <= 0");
+    assert!(f.excluded.is_empty());
+}
+
+#[test]
+fn fixture_solver_cross_library_and_loop_conditions() {
+    let p = project();
+    let f = facts(p.path(), "rocfxsolver", "rocfxsolver_sgetrf");
+    let x = find(
+        &f,
+        FactKind::CrossLibrary,
+        "rocfx_internal_scal_template",
+        "include/rocfx.hpp",
+        38,
+    );
+    assert!(x.values["callee"].starts_with("rocfx:library/src/blas1/rocfx_scal_kernels.cpp"));
+    // roclapack_getf2.hpp:73-75: the pivot search runs once per column; the loop is a
+    // condition of the launch, and the fact's lines start at the loop.
+    let l = find(
+        &f,
+        FactKind::Launch,
+        "getf2_iamax",
+        "lapack/roclapack_getf2.hpp",
+        73,
+    );
+    assert_eq!(l.end_line, 75);
+    // roclapack_getf2.hpp:78-80: behind `#ifdef OPTIMAL`, which the build defines
+    // (CMakeLists.txt), under a run-time size threshold stated as a condition.
+    let s = find(
+        &f,
+        FactKind::Launch,
+        "getf2_small_kernel",
+        "lapack/roclapack_getf2.hpp",
+        79,
+    );
+    assert_eq!(s.conditions.last().map(String::as_str), Some("m - j <= 64"));
+    assert!(
+        l.conditions.iter().any(|c| c.starts_with("loop: for")),
+        "{:?}",
+        l.conditions
+    );
+    let r = find(
+        &f,
+        FactKind::ArgCheck,
+        "rocfx_status_invalid_pointer",
+        "lapack/roclapack_getrf.cpp",
+        37,
+    );
+    assert_eq!(r.values["condition"], "m < 0 || n < 0 || lda < m");
+}
