@@ -237,8 +237,10 @@ pub fn cut(
     // Candidate pieces: every node with code, once per (lib, file, line range).
     let mut seen = BTreeSet::new();
     let mut cands: Vec<(usize, PieceRole)> = Vec::new();
+    // Numerics checking is the same for every API: its code stays out of slices.
+    let computing = g.reachable_without(EdgeKind::CheckNumerics);
     for (i, n) in g.nodes.iter().enumerate() {
-        if n.kind == NodeKind::Opaque || n.file.is_empty() {
+        if n.kind == NodeKind::Opaque || n.file.is_empty() || !computing[i] {
             continue;
         }
         if seen.insert((n.lib.clone(), n.file.clone(), n.start_line, n.end_line)) {
