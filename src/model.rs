@@ -242,6 +242,29 @@ pub enum EdgeKind {
     CrossLibrary,
     /// A call into code that is not in the tree (generated or external backend).
     Opaque,
+    /// A call into numerics checking (`[checks] numerics` in the allowlist): scans of
+    /// inputs and outputs for NaN, Inf and denormals, not the computation.
+    CheckNumerics,
+}
+
+impl InterfaceGraph {
+    /// Per node: reachable from the API without crossing an edge of kind `skip`.
+    pub fn reachable_without(&self, skip: EdgeKind) -> Vec<bool> {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut stack = vec![0usize];
+        while let Some(i) = stack.pop() {
+            if i >= seen.len() || std::mem::replace(&mut seen[i], true) {
+                continue;
+            }
+            stack.extend(
+                self.edges
+                    .iter()
+                    .filter(|e| e.from == i && e.kind != skip)
+                    .map(|e| e.to),
+            );
+        }
+        seen
+    }
 }
 
 /// What a graph node stands for.

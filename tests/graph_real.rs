@@ -198,3 +198,36 @@ fn arity_picks_the_overload_and_a_call_to_the_same_name_is_followed() {
         .any(|e| e.from == from_impl[0] && g.nodes[e.to].name == "rocsolver_larfg_template"));
     assert!(!kernels(&g).is_empty());
 }
+
+#[test]
+fn sscal_shows_its_check_numerics_edge_typed() {
+    let (main, scope) = load("rocblas", "6.4.4");
+    let g = CodeGraph::new(&main, None, &scope);
+    let f = main.api.iter().find(|a| a.name == "rocblas_sscal").unwrap();
+    let g = g.interface(f);
+    let e = g
+        .edges
+        .iter()
+        .find(|e| {
+            g.nodes[e.from].name == "rocblas_scal_impl"
+                && g.nodes[e.to].name == "rocblas_internal_check_numerics_vector_template"
+        })
+        .expect("rocblas_scal_impl -> rocblas_internal_check_numerics_vector_template");
+    assert_eq!(e.kind, rocqa::model::EdgeKind::CheckNumerics);
+    assert_eq!(e.file, "library/src/blas1/rocblas_scal_imp.hpp");
+    // Below it, the check kernel; not reachable without the check edge.
+    let computing = g.reachable_without(rocqa::model::EdgeKind::CheckNumerics);
+    let k = g
+        .nodes
+        .iter()
+        .position(|n| n.name == "rocblas_check_numerics_vector_kernel")
+        .expect("check kernel shown");
+    assert!(!computing[k]);
+    assert!(
+        computing[g
+            .nodes
+            .iter()
+            .position(|n| n.name == "rocblas_scal_kernel")
+            .unwrap()]
+    );
+}

@@ -14,6 +14,7 @@ fn edge_label(k: EdgeKind) -> &'static str {
         EdgeKind::Launch => "launch",
         EdgeKind::CrossLibrary => "cross-library",
         EdgeKind::Opaque => "opaque",
+        EdgeKind::CheckNumerics => "check-numerics",
     }
 }
 

@@ -425,6 +425,19 @@ pub fn cut(
     // near ones while under the budget or the required part plus a margin, context
     // while under the budget.
     let hard_cap = limits.budget_tokens * 2;
+    // Numerics checking is the same for every API: its code stays out of slices.
+    let computing = g.reachable_without(EdgeKind::CheckNumerics);
+    let base_computing = spec
+        .base
+        .map(|b| b.reachable_without(EdgeKind::CheckNumerics));
+    picks.retain(|p| {
+        let reach = if std::ptr::eq(p.graph, g) {
+            Some(&computing)
+        } else {
+            base_computing.as_ref()
+        };
+        reach.is_none_or(|r| r.get(p.node).copied().unwrap_or(true))
+    });
     let mut order: Vec<usize> = (0..picks.len()).collect();
     order.sort_by_key(|&k| (picks[k].tier, picks[k].graph.nodes[picks[k].node].depth, k));
     let mut seen_ranges = BTreeSet::new();

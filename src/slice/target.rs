@@ -123,8 +123,10 @@ fn work_score(g: &InterfaceGraph, i: usize) -> (bool, bool, bool, u32) {
 
 /// Kernels reached by the graph, the ones that do the work first.
 pub fn kernels_by_work(g: &InterfaceGraph) -> Vec<usize> {
+    // Kernels reached only through numerics checking do none of the API's work.
+    let computing = g.reachable_without(EdgeKind::CheckNumerics);
     let mut k: Vec<usize> = (0..g.nodes.len())
-        .filter(|&i| g.nodes[i].kind == NodeKind::Kernel && lines_of(g, i) <= 700)
+        .filter(|&i| g.nodes[i].kind == NodeKind::Kernel && lines_of(g, i) <= 700 && computing[i])
         .collect();
     k.sort_by_key(|&i| (std::cmp::Reverse(work_score(g, i)), g.nodes[i].depth, i));
     k
