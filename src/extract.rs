@@ -23,6 +23,7 @@ use crate::model::{
 use crate::question::{answer_schema, plan, Template};
 use crate::slice::{cut, SliceLimits, Trees};
 use crate::validate::check_reply;
+use crate::validate::compile::{CompileOutcome, Snippet};
 use crate::validate::dedup::{entry_text, signature, DedupIndex};
 use crate::validate::grounding::KnownNames;
 
@@ -269,16 +270,145 @@ pub struct RunContext<'a> {
     pub compiler: &'a crate::validate::compile::Compiler,
 }
 
-/// Asks the planned questions that are not answered yet, validating and writing each
-/// answer as it arrives. `progress(done, total)` is called after each.
+/// Most snippets compiled in one call of the compile check.
+const COMPILE_BATCH: usize = 64;
+
+/// An answer that passed the checks and waits for its code to compile.
+struct Waiting<'p> {
+    q: &'p Question,
+    v: crate::validate::Validated,
+    raw: String,
+    model: String,
+    usage: TokenUsage,
+}
+
+/// The one writer: keeps or rejects finished answers, with duplicate detection and the
+/// run's counts.
+struct Writer<'a, 'o> {
+    out: &'o mut RunOutput,
+    cx: &'a RunContext<'a>,
+    seen: DedupIndex,
+    summary: RunSummary,
+    done: usize,
+    total: usize,
+    failure: Option<EmitError>,
+}
+
+impl Writer<'_, '_> {
+    fn record(&mut self, written: Result<(), EmitError>, progress: &mut dyn FnMut(usize, usize)) {
+        if let Err(e) = written {
+            self.failure.get_or_insert(e);
+        }
+        self.done += 1;
+        progress(self.done, self.total);
+    }
+
+    fn keep(&mut self, w: Waiting, s: &Slice, progress: &mut dyn FnMut(usize, usize)) {
+        let Waiting {
+            q,
+            v,
+            raw,
+            model,
+            usage,
+        } = w;
+        let sig = signature(&entry_text(&q.text, &v.answer, v.code.as_deref()));
+        if let Some((other, sim)) = self.seen.nearest(&sig, self.cx.dedup_threshold) {
+            let f = crate::validate::Failed::after(
+                v.checks,
+                "near-duplicate",
+                crate::validate::Reason::NearDuplicate,
+                format!("near-duplicate of {other} (similarity {sim:.2})"),
+            );
+            return self.fail(q, s, f, &raw, usage, progress);
+        }
+        let entry = Entry {
+            schema_version: ENTRY_SCHEMA_VERSION,
+            id: q.id.clone(),
+            lib: s.lib.clone(),
+            version: s.version.clone(),
+            source: SourceRef {
+                origin: self.cx.pin.origin.clone(),
+                sha256: self.cx.pin.sha256.clone(),
+            },
+            family: s.family.clone(),
+            api: s.api.clone(),
+            apis: s.apis.clone(),
+            variant: s.variant.clone(),
+            call_path: s.call_path.clone(),
+            category: q.category.clone(),
+            template_id: q.template_id.clone(),
+            template_version: q.template_version,
+            difficulty: q.difficulty.clone(),
+            question: q.text.clone(),
+            answer: v.answer,
+            code: v.code,
+            citations: v.citations,
+            slice_id: s.id.clone(),
+            slice: crate::validate::piece_refs(s),
+            model,
+            params: self.cx.params.clone(),
+            prompt_sha256: prompt_hash(q),
+            usage,
+            validation: v.checks,
+            generator: generator(),
+        };
+        // The contract rocqa validate holds entries to, held here too.
+        let broken = serde_json::to_value(&entry)
+            .map(|j| crate::emit::schema_violations(&j))
+            .unwrap_or_else(|e| vec![e.to_string()]);
+        if !broken.is_empty() {
+            let f = crate::validate::Failed::after(
+                entry.validation,
+                "schema",
+                crate::validate::Reason::Schema,
+                broken.join("; "),
+            );
+            return self.fail(q, s, f, &raw, usage, progress);
+        }
+        self.seen.insert(&q.id, sig);
+        self.summary.entries += 1;
+        let written = self.out.write_entry(&entry);
+        self.record(written, progress);
+    }
+
+    fn fail(
+        &mut self,
+        q: &Question,
+        s: &Slice,
+        f: crate::validate::Failed,
+        raw: &str,
+        usage: TokenUsage,
+        progress: &mut dyn FnMut(usize, usize),
+    ) {
+        self.summary.rejects += 1;
+        let r = reject(
+            q,
+            s,
+            "validate",
+            f.reason.as_str(),
+            &f.detail,
+            Some(raw),
+            f.checks,
+            self.cx.model,
+            usage,
+        );
+        let written = self.out.write_reject(&r);
+        self.record(written, progress);
+    }
+}
+
+/// Asks the planned questions that are not answered yet and writes each answer as it is
+/// judged. A streaming pipeline: the LLM requests never wait on the compiler (answers
+/// with code go to a compile thread, which compiles whatever has queued up in one
+/// batch), and one writer appends every record. `progress(done, total)` is called after
+/// each record.
 pub fn run(
     planned: &Planned,
     out: &mut RunOutput,
     cx: &RunContext,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<RunSummary, EmitError> {
-    let (client, model, params, pin, trees, known) =
-        (cx.client, cx.model, cx.params, cx.pin, cx.trees, cx.known);
+    let (client, model, trees, known) = (cx.client, cx.model, cx.trees, cx.known);
     // Entries kept by earlier runs take part in duplicate detection.
     let mut seen = DedupIndex::default();
     for e in crate::emit::read_jsonl::<Entry>(&out.dir().join("entries.jsonl"))? {
@@ -292,7 +422,7 @@ pub fn run(
         .iter()
         .filter(|q| !out.is_done(&q.id))
         .collect();
-    let mut summary = RunSummary {
+    let summary = RunSummary {
         planned: planned.questions.len(),
         skipped: planned.questions.len() - todo.len(),
         ..Default::default()
@@ -312,141 +442,125 @@ pub fn run(
             max_tokens: None,
         })
         .collect();
-    let total = todo.len();
-    let mut done = 0;
-    let mut failure: Option<EmitError> = None;
-    client.run_batch(&reqs, |i, result| {
-        if failure.is_some() {
-            return;
-        }
-        let q = todo[i];
-        let s = &planned.slices[&q.slice_id];
-        let written = match result {
-            Ok(resp) => {
-                let usage = TokenUsage {
-                    prompt_tokens: resp.usage.prompt_tokens,
-                    completion_tokens: resp.usage.completion_tokens,
-                };
-                // Code in the answer must compile for the GPU before the entry is kept.
-                let checked = check_reply(q, s, &resp.content, trees, known).and_then(|mut v| {
-                    if let Some(code) = v.code.as_deref() {
-                        match crate::validate::compile_check(cx.compiler, &q.id, code) {
-                            Ok(c) => v.checks.push(c),
-                            Err((reason, detail)) => {
-                                return Err(crate::validate::Failed::after(
-                                    std::mem::take(&mut v.checks),
-                                    "compiles",
-                                    reason,
-                                    detail,
-                                ));
-                            }
-                        }
+    let mut w = Writer {
+        out,
+        cx,
+        seen,
+        summary,
+        done: 0,
+        total: todo.len(),
+        failure: None,
+    };
+    let compiler = cx.compiler;
+    std::thread::scope(|scope| {
+        let (to_compile, queued) = std::sync::mpsc::channel::<Snippet>();
+        let (compiled_tx, compiled) = std::sync::mpsc::channel::<Vec<CompileOutcome>>();
+        scope.spawn(move || {
+            while let Ok(first) = queued.recv() {
+                let mut batch = vec![first];
+                while batch.len() < COMPILE_BATCH {
+                    match queued.try_recv() {
+                        Ok(s) => batch.push(s),
+                        Err(_) => break,
                     }
-                    Ok(v)
-                });
-                match checked {
-                    Ok(v) => match seen.nearest(
-                        &signature(&entry_text(&q.text, &v.answer, v.code.as_deref())),
-                        cx.dedup_threshold,
-                    ) {
-                        Some((other, sim)) => {
-                            summary.rejects += 1;
-                            let detail = format!("near-duplicate of {other} (similarity {sim:.2})");
-                            out.write_reject(&reject(
-                                q,
-                                s,
-                                "validate",
-                                "near-duplicate",
-                                &detail,
-                                Some(&resp.content),
-                                v.checks,
-                                model,
-                                usage,
-                            ))
-                        }
-                        None => {
-                            seen.insert(
-                                &q.id,
-                                signature(&entry_text(&q.text, &v.answer, v.code.as_deref())),
-                            );
-                            summary.entries += 1;
-                            out.write_entry(&Entry {
-                                schema_version: ENTRY_SCHEMA_VERSION,
-                                id: q.id.clone(),
-                                lib: s.lib.clone(),
-                                version: s.version.clone(),
-                                source: SourceRef {
-                                    origin: pin.origin.clone(),
-                                    sha256: pin.sha256.clone(),
-                                },
-                                family: s.family.clone(),
-                                api: s.api.clone(),
-                                apis: s.apis.clone(),
-                                variant: s.variant.clone(),
-                                call_path: s.call_path.clone(),
-                                category: q.category.clone(),
-                                template_id: q.template_id.clone(),
-                                template_version: q.template_version,
-                                difficulty: q.difficulty.clone(),
-                                question: q.text.clone(),
-                                answer: v.answer,
-                                code: v.code,
-                                citations: v.citations,
-                                slice_id: s.id.clone(),
-                                slice: crate::validate::piece_refs(s),
-                                model: if resp.model.is_empty() {
-                                    model.to_string()
-                                } else {
-                                    resp.model.clone()
-                                },
-                                params: params.clone(),
-                                prompt_sha256: prompt_hash(q),
-                                usage,
-                                validation: v.checks,
-                                generator: generator(),
-                            })
-                        }
-                    },
-                    Err(f) => {
-                        summary.rejects += 1;
-                        out.write_reject(&reject(
-                            q,
-                            s,
-                            "validate",
-                            f.reason.as_str(),
-                            &f.detail,
-                            Some(&resp.content),
-                            f.checks,
-                            model,
-                            usage,
-                        ))
+                }
+                if compiled_tx.send(compiler.check(&batch)).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut waiting: std::collections::HashMap<String, Waiting> = Default::default();
+        let settle = |w: &mut Writer,
+                      waiting: &mut std::collections::HashMap<String, Waiting>,
+                      outcomes: Vec<CompileOutcome>,
+                      progress: &mut dyn FnMut(usize, usize)| {
+            for o in outcomes {
+                let Some(mut pending) = waiting.remove(&o.id) else {
+                    continue;
+                };
+                let s = &planned.slices[&pending.q.slice_id];
+                match crate::validate::compile_verdict(compiler, &o) {
+                    Ok(check) => {
+                        pending.v.checks.push(check);
+                        w.keep(pending, s, progress);
+                    }
+                    Err((reason, detail)) => {
+                        let f = crate::validate::Failed::after(
+                            std::mem::take(&mut pending.v.checks),
+                            "compiles",
+                            reason,
+                            detail,
+                        );
+                        w.fail(pending.q, s, f, &pending.raw, pending.usage, progress);
                     }
                 }
             }
-            Err(e) => {
-                summary.rejects += 1;
-                out.write_reject(&reject(
-                    q,
-                    s,
-                    "llm",
-                    e.kind(),
-                    &e.to_string(),
-                    None,
-                    Vec::new(),
-                    model,
-                    TokenUsage::default(),
-                ))
-            }
         };
-        if let Err(e) = written {
-            failure = Some(e);
+        client.run_batch(&reqs, |i, result| {
+            while let Ok(outcomes) = compiled.try_recv() {
+                settle(&mut w, &mut waiting, outcomes, progress);
+            }
+            let q = todo[i];
+            let s = &planned.slices[&q.slice_id];
+            let resp = match result {
+                Ok(resp) => resp,
+                Err(e) => {
+                    w.summary.rejects += 1;
+                    let written = w.out.write_reject(&reject(
+                        q,
+                        s,
+                        "llm",
+                        e.kind(),
+                        &e.to_string(),
+                        None,
+                        Vec::new(),
+                        model,
+                        TokenUsage::default(),
+                    ));
+                    w.record(written, progress);
+                    return;
+                }
+            };
+            let usage = TokenUsage {
+                prompt_tokens: resp.usage.prompt_tokens,
+                completion_tokens: resp.usage.completion_tokens,
+            };
+            match check_reply(q, s, &resp.content, trees, known) {
+                Ok(v) => {
+                    let pending = Waiting {
+                        q,
+                        raw: resp.content,
+                        model: if resp.model.is_empty() {
+                            model.to_string()
+                        } else {
+                            resp.model
+                        },
+                        usage,
+                        v,
+                    };
+                    // Code must compile for the GPU before the entry is kept.
+                    match pending.v.code.clone() {
+                        Some(code) => {
+                            waiting.insert(q.id.clone(), pending);
+                            let _ = to_compile.send(Snippet {
+                                id: q.id.clone(),
+                                code,
+                            });
+                        }
+                        None => w.keep(pending, s, progress),
+                    }
+                }
+                Err(f) => w.fail(q, s, f, &resp.content, usage, progress),
+            }
+        });
+        drop(to_compile);
+        for outcomes in compiled {
+            settle(&mut w, &mut waiting, outcomes, progress);
         }
-        done += 1;
-        progress(done, total);
     });
-    match failure {
+    match w.failure {
         Some(e) => Err(e),
-        None => Ok(summary),
+        None => Ok(w.summary),
     }
 }
 
