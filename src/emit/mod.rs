@@ -296,6 +296,9 @@ pub struct Manifest {
     pub duration_ms: u64,
     /// Tools involved and their versions.
     pub toolchain: BTreeMap<String, String>,
+    /// Fact entries (generator `facts`), when the run wrote any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fact_entries: Option<crate::model::FactEntriesReport>,
 }
 
 /// Which in-scope families the run covers.

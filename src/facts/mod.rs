@@ -14,6 +14,7 @@
 //! mode, a device property) stays a condition of the fact, never dropped.
 
 pub mod code;
+pub mod qa;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
