@@ -282,6 +282,7 @@ pub fn write_fact_entries(
         match crate::validate::file::check_entry(&e, grounding, pins) {
             Ok(checks) => e.validation = checks,
             Err(f) => {
+                tracing::debug!(id = %e.id, reason = %f.reason, detail = %f.detail, "Fact entry refused.");
                 *report.rejected.entry(f.reason.to_string()).or_default() += 1;
                 continue;
             }

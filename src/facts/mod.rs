@@ -681,6 +681,11 @@ impl<'a> FactReader<'a> {
             let Some(c) = d.ret_status.captures(&text) else {
                 continue;
             };
+            // A `switch` mapping one status to another is a translation table, not a
+            // check of the API's arguments.
+            if s.conds.iter().any(|c| c.starts_with("switch (")) {
+                continue;
+            }
             let status = c[1].to_string();
             if status.ends_with("_status_continue") {
                 continue;

@@ -157,20 +157,48 @@ fn when(f: &Fact) -> String {
     }
 }
 
-/// Bullets, at most [`MAX_ITEMS`], saying how many more there are.
-fn bullets(lines: &[String]) -> String {
-    let mut out: Vec<String> = lines
-        .iter()
-        .take(MAX_ITEMS)
-        .map(|l| format!("- {l}"))
-        .collect();
-    if lines.len() > MAX_ITEMS {
+/// Characters of bullets an answer lists before it says how many more there are
+/// (answers stay well inside the validator's length bound).
+const MAX_BODY_CHARS: usize = 4000;
+
+/// Bullets, at most [`MAX_ITEMS`] and about [`MAX_BODY_CHARS`], saying how many more
+/// there are; also how many lines were listed (the facts to cite).
+fn bullets(lines: &[String]) -> (String, usize) {
+    let mut out: Vec<String> = Vec::new();
+    let mut len = 0;
+    for l in lines.iter().take(MAX_ITEMS) {
+        let b = format!("- {l}");
+        if !out.is_empty() && len + b.len() > MAX_BODY_CHARS {
+            break;
+        }
+        len += b.len() + 1;
+        out.push(b);
+    }
+    let n = out.len();
+    if lines.len() > n {
         out.push(format!(
             "- ... and {} more not listed here.",
-            lines.len() - MAX_ITEMS
+            lines.len() - n
         ));
     }
-    out.join("\n")
+    (out.join("\n"), n)
+}
+
+/// A unit from lines and the facts they state, one fact per line, in order.
+fn unit<'a>(
+    template: &'static Template,
+    subject: &str,
+    lines: &[String],
+    mut facts: Vec<&'a Fact>,
+) -> Unit<'a> {
+    let (body, n) = bullets(lines);
+    facts.truncate(n);
+    Unit {
+        template,
+        subject: subject.to_string(),
+        body,
+        facts,
+    }
 }
 
 fn kinds<'a>(af: &'a ApiFacts, want: &[FactKind]) -> Vec<&'a Fact> {
@@ -181,7 +209,6 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
     let mut out = Vec::new();
     let launches = kinds(af, &[FactKind::Launch]);
     if !launches.is_empty() {
-        let facts: Vec<&Fact> = launches.iter().take(MAX_ITEMS).copied().collect();
         let lines: Vec<String> = launches
             .iter()
             .map(|f| {
@@ -194,12 +221,7 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
                 )
             })
             .collect();
-        out.push(Unit {
-            template: &KERNELS,
-            subject: String::new(),
-            body: bullets(&lines),
-            facts,
-        });
+        out.push(unit(&KERNELS, "", &lines, launches.clone()));
     }
     let kernels: BTreeSet<&str> = launches.iter().map(|f| f.subject.as_str()).collect();
     for k in kernels {
@@ -222,30 +244,28 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
                 )
             })
             .collect();
-        let mut facts: Vec<&Fact> = sites.iter().take(MAX_ITEMS).copied().collect();
+        let mut facts: Vec<&Fact> = sites.clone();
         if let Some(b) = af
             .facts
             .iter()
             .find(|f| f.kind == FactKind::LaunchBounds && f.subject == k)
         {
-            lines.truncate(MAX_ITEMS);
-            lines.push(format!(
-                "The kernel is declared with __launch_bounds__({}){} ({}).",
-                b.values.get("bounds").cloned().unwrap_or_default(),
-                b.values
-                    .get("value")
-                    .map(|v| format!(", that is at most {v} threads per block"))
-                    .unwrap_or_default(),
-                at(b)
-            ));
-            facts.push(b);
+            // First, so a long list of sites never crowds it out.
+            lines.insert(
+                0,
+                format!(
+                    "The kernel is declared with __launch_bounds__({}){} ({}).",
+                    b.values.get("bounds").cloned().unwrap_or_default(),
+                    b.values
+                        .get("value")
+                        .map(|v| format!(", that is at most {v} threads per block"))
+                        .unwrap_or_default(),
+                    at(b)
+                ),
+            );
+            facts.insert(0, b);
         }
-        out.push(Unit {
-            template: &LAUNCH_CONFIG,
-            subject: k.to_string(),
-            body: bullets(&lines),
-            facts,
-        });
+        out.push(unit(&LAUNCH_CONFIG, k, &lines, facts));
     }
     let device = kinds(
         af,
@@ -313,12 +333,7 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         if !facts.iter().any(|f| f.kind == FactKind::Barrier) {
             tpl = &DEVICE_MEMORY;
         }
-        out.push(Unit {
-            template: tpl,
-            subject: func.to_string(),
-            body: bullets(&lines),
-            facts,
-        });
+        out.push(unit(tpl, func, &lines, facts));
     }
     let status_lines = |fs: &[&Fact]| -> Vec<String> {
         fs.iter()
@@ -354,12 +369,7 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
     ] {
         let fs = kinds(af, want);
         if !fs.is_empty() {
-            out.push(Unit {
-                template: tpl,
-                subject: String::new(),
-                body: bullets(&status_lines(&fs)),
-                facts: fs.into_iter().take(MAX_ITEMS).collect(),
-            });
+            out.push(unit(tpl, "", &status_lines(&fs), fs));
         }
     }
     let pm: Vec<&Fact> = af
@@ -367,8 +377,7 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         .iter()
         .filter(|f| {
             f.kind == FactKind::PointerMode
-                || (f.kind != FactKind::PointerMode
-                    && f.conditions.iter().any(|c| c.contains("pointer_mode")))
+                || f.conditions.iter().any(|c| c.contains("pointer_mode"))
         })
         .collect();
     if !pm.is_empty() {
@@ -392,34 +401,27 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
                 _ => status_lines(&[*f]).remove(0),
             })
             .collect();
-        out.push(Unit {
-            template: &POINTER_MODE,
-            subject: String::new(),
-            body: bullets(&lines),
-            facts: pm.into_iter().take(MAX_ITEMS).collect(),
-        });
+        out.push(unit(&POINTER_MODE, "", &lines, pm));
     }
     let cross = kinds(af, &[FactKind::CrossLibrary]);
     if !cross.is_empty() {
         let lines: Vec<String> = cross
             .iter()
             .map(|f| {
+                let v = |k: &str| f.values.get(k).cloned().unwrap_or_default();
                 format!(
-                    "{} calls {}, defined at {} ({}){}.",
+                    "{} calls {} of {}, defined at {}:{} ({}){}.",
                     f.function,
                     f.subject,
-                    f.values.get("callee").cloned().unwrap_or_default(),
+                    v("callee_lib"),
+                    v("callee_file"),
+                    v("callee_lines"),
                     at(f),
                     when(f)
                 )
             })
             .collect();
-        out.push(Unit {
-            template: &CROSS_LIBRARY,
-            subject: String::new(),
-            body: bullets(&lines),
-            facts: cross.into_iter().take(MAX_ITEMS).collect(),
-        });
+        out.push(unit(&CROSS_LIBRARY, "", &lines, cross));
     }
     out
 }
@@ -492,7 +494,13 @@ pub fn render(
     let mut order: Vec<(String, String, String)> = Vec::new();
     for af in all {
         for u in units(af) {
-            let key = (u.template.id.to_string(), u.subject.clone(), u.body.clone());
+            // Within a family: a shard holds whole families, so its entries are the
+            // same as the unsharded run's.
+            let key = (
+                format!("{}:{}", af.family, u.template.id),
+                u.subject.clone(),
+                u.body.clone(),
+            );
             match groups.get_mut(&key) {
                 Some(g) => {
                     g.apis.push(af.api.clone());
@@ -542,6 +550,26 @@ pub fn render(
                 .or_insert((s.min(f.line), e.max(f.end_line), role_of(f.kind)));
             p.0 = p.0.min(f.line);
             p.1 = p.1.max(f.end_line);
+            // A call into another library shows and cites the callee's definition too.
+            if let Some((s, e)) = f
+                .values
+                .get("callee_lines")
+                .and_then(|r| r.split_once('-'))
+                .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+            {
+                let (lib, file) = (&f.values["callee_lib"], &f.values["callee_file"]);
+                let lines = trees.lines(lib, file)?;
+                citations.push(Citation {
+                    lib: lib.clone(),
+                    file: file.clone(),
+                    start: s,
+                    end: e,
+                    sha256: lines_hash(&lines, s, e),
+                });
+                pieces
+                    .entry((lib.clone(), file.clone(), f.subject.clone()))
+                    .or_insert((s, e, PieceRole::Host));
+            }
         }
         citations.sort_by(|a, b| (&a.file, a.start, a.end).cmp(&(&b.file, b.start, b.end)));
         citations.dedup();
