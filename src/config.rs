@@ -262,6 +262,20 @@ pub struct ScopeFile {
     /// Callees whose code is not in the tree: the graph stops there with an opaque leaf.
     #[serde(default)]
     pub opaque: Vec<OpaqueRule>,
+    /// Callees that check data rather than compute: followed, on a typed edge.
+    #[serde(default)]
+    pub checks: CheckRules,
+}
+
+/// `[checks]`: calls the graph keeps as their own edge kind, so graphs show them and
+/// slices can leave them out.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckRules {
+    /// Regexes on callee names: numerics checking (NaN/Inf/denormal scans of inputs and
+    /// outputs), reached on `check-numerics` edges.
+    #[serde(default)]
+    pub numerics: Vec<Spanned<String>>,
 }
 
 /// Allow and deny lists of patterns; an empty allow list allows everything.
@@ -337,6 +351,7 @@ pub struct Scope {
     /// Graph limits.
     pub limits: GraphLimits,
     opaque: Vec<(Regex, String)>,
+    check_numerics: Rules<Regex>,
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -438,6 +453,7 @@ impl Scope {
             fam_deny: regexes("families.deny", &raw.families.deny)?,
             limits: raw.graph,
             opaque,
+            check_numerics: regexes("checks.numerics", &raw.checks.numerics)?,
         })
     }
 
@@ -476,7 +492,15 @@ impl Scope {
         self.explain_family(family).inside
     }
 
-    /// The reason a callee is an opaque leaf, if it is one.
+    /// Is a callee numerics checking (followed on a `check-numerics` edge)?
+    pub fn check_numerics(&self, name: &str) -> bool {
+        self.check_numerics
+            .matchers
+            .iter()
+            .any(|m| m.0.is_match(name))
+    }
+
+    /// The reason a callee is opaque, if it is.
     pub fn opaque(&self, name: &str) -> Option<&str> {
         self.opaque
             .iter()

@@ -17,12 +17,13 @@ use crate::emit::{percent, Coverage, EmitError, Manifest, RunOutput};
 use crate::graph::CodeGraph;
 use crate::llm::{ChatRequest, LlmClient, Message};
 use crate::model::{
-    ApiFunction, Entry, Question, Reject, Slice, SourcePin, SourceRef, TokenUsage,
+    ApiFunction, Entry, PieceRole, Question, Reject, Slice, SourcePin, SourceRef, TokenUsage,
     ENTRY_SCHEMA_VERSION,
 };
 use crate::question::{answer_schema, plan, Template};
-use crate::slice::{cut, SliceLimits, Trees};
+use crate::slice::{cut, CutSpec, SliceLimits, Trees};
 use crate::validate::check_reply;
+use crate::validate::compile::{CompileOutcome, Snippet};
 use crate::validate::dedup::{entry_text, signature, DedupIndex};
 use crate::validate::grounding::KnownNames;
 
@@ -53,6 +54,13 @@ pub struct Planned {
     pub questions: Vec<Question>,
     /// Coverage of the in-scope families by prompts.
     pub coverage: Coverage,
+    /// Questions a template would ask but the slice cannot answer, and slices merged
+    /// into another or nearly repeating another family's: reason -> count.
+    pub not_asked: BTreeMap<String, usize>,
+    /// Slices merged into an identical one.
+    pub identical_slices: usize,
+    /// Slices that nearly repeat (Jaccard >= 0.8 of their pieces) another family's.
+    pub twin_slices: usize,
 }
 
 /// The variant groups of a family and their representative APIs: the family itself
@@ -87,6 +95,14 @@ pub fn variant_groups(members: &[&ApiFunction]) -> Vec<(String, ApiFunction, Vec
     groups.extend(pick("complex", &|a| {
         a.variants.is_empty() && matches!(a.precision.as_str(), "c" | "z")
     }));
+    // The `_ex`/`_ex3` forms (mixed precision, compute types) take their own path.
+    groups.extend(pick("ex", &|a| {
+        a.variants.iter().any(|v| v == "ex" || v == "ex3")
+            && !a
+                .variants
+                .iter()
+                .any(|v| v == "64" || v.contains("batched"))
+    }));
     groups
 }
 
@@ -95,7 +111,50 @@ fn shard_of(family: &str, n: u32) -> u32 {
     (u32::from_be_bytes([h[0], h[1], h[2], h[3]])) % n
 }
 
+/// A piece by place: library, file, first and last line.
+type PieceKey = (String, String, u32, u32);
+
+/// Pieces that make a slice what it is (declaration and entry aside, which differ
+/// between any two APIs).
+fn body_key(s: &Slice) -> Vec<PieceKey> {
+    s.pieces
+        .iter()
+        .filter(|p| !matches!(p.role, PieceRole::Declaration | PieceRole::Entry))
+        .map(|p| (p.lib.clone(), p.file.clone(), p.start, p.end))
+        .collect()
+}
+
+fn jaccard(
+    a: &BTreeSet<(String, String, u32, u32)>,
+    b: &BTreeSet<(String, String, u32, u32)>,
+) -> f64 {
+    let inter = a.intersection(b).count();
+    let union = a.len() + b.len() - inter;
+    if union == 0 {
+        0.0
+    } else {
+        inter as f64 / union as f64
+    }
+}
+
+/// Does a kernel's own text synchronize or stage data in LDS?
+fn kernel_has_sync(g: &crate::model::InterfaceGraph, k: usize, trees: &Trees) -> bool {
+    let n = &g.nodes[k];
+    trees.lines(&n.lib, &n.file).is_ok_and(|l| {
+        (n.start_line..=n.end_line.min(l.len() as u32)).any(|i| {
+            let t = &l[i as usize - 1];
+            t.contains("__syncthreads") || t.contains("__shared__")
+        })
+    })
+}
+
 /// Cuts the slices and plans every question.
+///
+/// Each variant group gets a slice aimed at the kernel that does its work; a second
+/// one, aimed at a kernel that synchronizes, when the work kernel does not. Slices
+/// identical to an earlier one are merged into it (their APIs listed there), and a
+/// family whose slice nearly repeats an earlier family's is asked only what tells
+/// them apart.
 pub fn plan_run(
     p: &ExtractPlan,
     graph: &CodeGraph,
@@ -117,17 +176,25 @@ pub fn plan_run(
         in_scope: in_scope.len(),
         ..Default::default()
     };
-    let templates: Vec<&Template> = templates
+    let owned: Vec<Template> = templates
         .iter()
         .filter(|t| {
             p.categories
                 .as_ref()
                 .is_none_or(|c| c.contains(&t.category))
         })
+        .cloned()
         .collect();
-    let owned: Vec<Template> = templates.iter().map(|t| (*t).clone()).collect();
-    let mut slices = BTreeMap::new();
-    let mut per_family: Vec<Vec<Question>> = Vec::new();
+    let device_features = ["lds", "barriers", "atomics", "warp_intrinsics"];
+    let (primary_t, device_t): (Vec<Template>, Vec<Template>) =
+        owned.iter().cloned().partition(|t| {
+            !t.requires
+                .iter()
+                .any(|r| device_features.contains(&r.as_str()))
+        });
+    // Cut every slice first: merging and twin detection look across families.
+    let mut cut_slices: Vec<(usize, Slice, bool)> = Vec::new(); // (family k, slice, primary)
+    let mut fams: Vec<&str> = Vec::new();
     for fam in &in_scope {
         let members = &families[fam];
         if let Some(g) = &p.api_glob {
@@ -140,20 +207,121 @@ pub fn plan_run(
                 continue;
             }
         }
-        let mut qs = Vec::new();
+        let fk = fams.len();
+        fams.push(fam);
+        let mut base_graph: Option<crate::model::InterfaceGraph> = None;
         for (variant, rep, apis) in variant_groups(members) {
             let g = graph.interface(&rep);
             if g.nodes.len() < 2 {
                 continue;
             }
-            let s = cut(&g, &apis, &variant, indexes, trees, p.limits)?;
-            let planned = plan(&owned, &s);
-            if !planned.is_empty() {
-                qs.extend(planned);
-                slices.insert(s.id.clone(), s);
+            let kernels = crate::slice::target::kernels_by_work(&g);
+            let spec = CutSpec {
+                target: kernels.first().copied(),
+                base: base_graph.as_ref().filter(|_| !variant.is_empty()),
+            };
+            let s = cut(&g, &apis, &variant, spec, indexes, trees, p.limits)?;
+            let needs_sync = variant.is_empty() && !(s.features.lds || s.features.barriers);
+            cut_slices.push((fk, s, true));
+            if needs_sync {
+                let sync = kernels.iter().copied().skip(1).find(|&k| {
+                    !crate::slice::target::is_utility_kernel(&g, k) && kernel_has_sync(&g, k, trees)
+                });
+                if let Some(k) = sync {
+                    let spec = CutSpec {
+                        target: Some(k),
+                        base: None,
+                    };
+                    let mut s2 = cut(&g, &apis, &variant, spec, indexes, trees, p.limits)?;
+                    s2.id = format!("{}@{}", s2.id, g.nodes[k].name);
+                    cut_slices.push((fk, s2, false));
+                }
+            }
+            if variant.is_empty() {
+                base_graph = Some(g);
             }
         }
-        if qs.is_empty() {
+    }
+    let mut not_asked: BTreeMap<String, usize> = BTreeMap::new();
+    // Identical slices: one slice, listing every API.
+    let mut kept: Vec<(usize, Slice, bool)> = Vec::new();
+    let mut by_body: BTreeMap<Vec<PieceKey>, usize> = BTreeMap::new();
+    let mut identical_slices = 0;
+    // Families whose slice was merged into another family's are covered by its prompts.
+    let mut merged_into: BTreeMap<usize, usize> = BTreeMap::new();
+    for (fk, s, primary) in cut_slices {
+        let key = body_key(&s);
+        if let Some(&k) = by_body.get(&key) {
+            if kept[k].0 != fk {
+                merged_into.entry(fk).or_insert(kept[k].0);
+            }
+            let into = &mut kept[k].1;
+            for a in &s.apis {
+                if !into.apis.contains(a) {
+                    into.apis.push(a.clone());
+                }
+            }
+            identical_slices += 1;
+            *not_asked
+                .entry("slice identical to another (merged, its APIs listed there)".into())
+                .or_default() += 1;
+            continue;
+        }
+        by_body.insert(key, kept.len());
+        kept.push((fk, s, primary));
+    }
+    // Cross-family twins: the later family is asked what tells it apart.
+    let mut twin_slices = 0;
+    let mut bases: Vec<(usize, BTreeSet<PieceKey>)> = Vec::new();
+    for k in 0..kept.len() {
+        if !kept[k].1.variant.is_empty() || !kept[k].2 {
+            continue;
+        }
+        let set: BTreeSet<_> = body_key(&kept[k].1).into_iter().collect();
+        if let Some(&(j, _)) = bases
+            .iter()
+            .find(|(j, b)| kept[*j].0 != kept[k].0 && jaccard(b, &set) >= 0.8)
+        {
+            kept[k].1.focus.twin_of = kept[j].1.api.clone();
+            twin_slices += 1;
+        } else {
+            bases.push((k, set));
+        }
+    }
+    // Questions, grouped by slice; slices in family round-robin so a limited run
+    // still spreads out.
+    let mut per_family: Vec<Vec<Vec<Question>>> = vec![Vec::new(); fams.len()];
+    let mut slices = BTreeMap::new();
+    let mut asked_on_primary: BTreeSet<(String, String)> = BTreeSet::new();
+    for (fk, s, primary) in kept {
+        let ts = if primary { &primary_t } else { &device_t };
+        let mut sp = plan(ts, &s);
+        if primary {
+            // Device questions go to the primary slice when its target qualifies.
+            let dp = plan(&device_t, &s);
+            sp.questions.extend(dp.questions);
+            sp.not_asked.extend(dp.not_asked);
+            for q in &sp.questions {
+                asked_on_primary.insert((s.family.clone() + &s.variant, q.template_id.clone()));
+            }
+        } else {
+            sp.questions.retain(|q| {
+                !asked_on_primary.contains(&(s.family.clone() + &s.variant, q.template_id.clone()))
+            });
+        }
+        for (tid, why) in sp.not_asked {
+            *not_asked.entry(format!("{tid}: {why}")).or_default() += 1;
+        }
+        if !sp.questions.is_empty() {
+            per_family[fk].push(sp.questions);
+            slices.insert(s.id.clone(), s);
+        }
+    }
+    for (fk, fam) in fams.iter().enumerate() {
+        let by_merge = merged_into
+            .get(&fk)
+            .is_some_and(|&other| !per_family[other].is_empty());
+        if per_family[fk].is_empty() && !by_merge {
             coverage.without_prompts.insert(
                 fam.to_string(),
                 "no template applies (no definition reached, or no feature a template needs)"
@@ -162,15 +330,13 @@ pub fn plan_run(
         } else {
             coverage.with_prompts += 1;
         }
-        per_family.push(qs);
     }
-    // Round-robin over families so a limited run still spreads out.
     let mut questions = Vec::new();
     let longest = per_family.iter().map(|q| q.len()).max().unwrap_or(0);
     for k in 0..longest {
         for qs in &per_family {
             if let Some(q) = qs.get(k) {
-                questions.push(q.clone());
+                questions.extend(q.iter().cloned());
             }
         }
     }
@@ -182,6 +348,9 @@ pub fn plan_run(
         slices,
         questions,
         coverage,
+        not_asked,
+        identical_slices,
+        twin_slices,
     })
 }
 
@@ -357,6 +526,7 @@ pub fn manifest_for(p: &ExtractPlan, planned: &Planned) -> Manifest {
         *m.prompts_by_family.entry(fam).or_default() += 1;
         m.planned_prompt_tokens += q.prompt_tokens;
     }
+    m.planning = planning(planned);
     m.toolchain
         .insert("rocqa".into(), env!("CARGO_PKG_VERSION").into());
     m.toolchain.insert(
@@ -366,6 +536,93 @@ pub fn manifest_for(p: &ExtractPlan, planned: &Planned) -> Manifest {
     m.toolchain
         .insert("parser".into(), "tree-sitter-cpp 0.23".into());
     m
+}
+
+/// Prefix cache assumed for the planning figure: about what one large GPU serving a
+/// 32B model keeps.
+pub const PREFIX_CACHE_TOKENS: usize = 270_000;
+
+/// The planning figures of a plan: what was merged or not asked, target sizes,
+/// repeats, tokens one by one and grouped, and the expected prefix-cache share.
+pub fn planning(planned: &Planned) -> crate::emit::Planning {
+    let mut f = crate::emit::Planning {
+        slices: planned.slices.len(),
+        identical_slices_merged: planned.identical_slices,
+        twin_slices: planned.twin_slices,
+        not_asked: planned.not_asked.clone(),
+        prefix_cache_tokens: PREFIX_CACHE_TOKENS,
+        ..Default::default()
+    };
+    let mut texts: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut by_slice: BTreeMap<&str, Vec<&Question>> = BTreeMap::new();
+    let mut total = 0;
+    for q in &planned.questions {
+        *f.prompts_by_difficulty
+            .entry(q.difficulty.clone())
+            .or_default() += 1;
+        *texts.entry(q.text.as_str()).or_default() += 1;
+        by_slice.entry(q.slice_id.as_str()).or_default().push(q);
+        total += q.prompt_tokens;
+        if let Some(s) = planned.slices.get(&q.slice_id) {
+            if !s.focus.target.is_empty() && q.text.contains(&s.focus.target) {
+                let bucket = match s.focus.target_lines {
+                    0..=20 => "<=20",
+                    21..=50 => "21-50",
+                    51..=100 => "51-100",
+                    101..=200 => "101-200",
+                    _ => ">200",
+                };
+                *f.target_kernel_lines.entry(bucket.into()).or_default() += 1;
+            }
+        }
+    }
+    f.duplicate_question_texts = texts.values().map(|n| n - 1).sum();
+    f.prompt_tokens_per_question = total / planned.questions.len().max(1);
+    f.grouped_prompt_tokens = by_slice
+        .iter()
+        .filter_map(|(id, qs)| {
+            let s = planned.slices.get(*id)?;
+            Some(crate::question::grouped_messages(s, qs).1)
+        })
+        .sum();
+    f.prefix_cache_share = prefix_cache_share(planned, PREFIX_CACHE_TOKENS);
+    f
+}
+
+/// Share of prompt tokens (percent) an LRU cache of `capacity` tokens serves from
+/// cached prefixes when the questions are sent in planned order: a question's prefix
+/// (system prompt and slice) is a hit when the same slice's prefix is still cached.
+pub fn prefix_cache_share(planned: &Planned, capacity: usize) -> f64 {
+    let mut lru: std::collections::VecDeque<(&str, usize)> = Default::default();
+    let mut held = 0usize;
+    let (mut hit, mut total) = (0usize, 0usize);
+    for q in &planned.questions {
+        total += q.prompt_tokens;
+        let prefix = planned
+            .slices
+            .get(&q.slice_id)
+            .map_or(0, |s| s.tokens)
+            .min(q.prompt_tokens);
+        if let Some(k) = lru.iter().position(|(id, _)| *id == q.slice_id) {
+            hit += prefix;
+            let e = lru.remove(k).expect("position is in range");
+            lru.push_back(e);
+            continue;
+        }
+        lru.push_back((q.slice_id.as_str(), prefix));
+        held += prefix;
+        while held > capacity {
+            match lru.pop_front() {
+                Some((_, t)) => held -= t,
+                None => break,
+            }
+        }
+    }
+    if total == 0 {
+        0.0
+    } else {
+        (hit as f64 * 1000.0 / total as f64).round() / 10.0
+    }
 }
 
 /// `rocqa <version>`.
@@ -406,16 +663,146 @@ pub struct RunContext<'a> {
     pub compiler: &'a crate::validate::compile::Compiler,
 }
 
-/// Asks the planned questions that are not answered yet, validating and writing each
-/// answer as it arrives. `progress(done, total)` is called after each.
+/// Most snippets compiled in one call of the compile check.
+const COMPILE_BATCH: usize = 64;
+
+/// An answer that passed the checks and waits for its code to compile.
+struct Waiting<'p> {
+    q: &'p Question,
+    v: crate::validate::Validated,
+    raw: String,
+    model: String,
+    usage: TokenUsage,
+}
+
+/// The one writer: keeps or rejects finished answers, with duplicate detection and the
+/// run's counts.
+struct Writer<'a, 'o> {
+    out: &'o mut RunOutput,
+    cx: &'a RunContext<'a>,
+    seen: DedupIndex,
+    summary: RunSummary,
+    done: usize,
+    total: usize,
+    failure: Option<EmitError>,
+}
+
+impl Writer<'_, '_> {
+    fn record(&mut self, written: Result<(), EmitError>, progress: &mut dyn FnMut(usize, usize)) {
+        if let Err(e) = written {
+            self.failure.get_or_insert(e);
+        }
+        self.done += 1;
+        progress(self.done, self.total);
+    }
+
+    fn keep(&mut self, w: Waiting, s: &Slice, progress: &mut dyn FnMut(usize, usize)) {
+        let Waiting {
+            q,
+            v,
+            raw,
+            model,
+            usage,
+        } = w;
+        let sig = signature(&entry_text(&q.text, &v.answer, v.code.as_deref()));
+        if let Some((other, sim)) = self.seen.nearest(&sig, self.cx.dedup_threshold) {
+            let f = crate::validate::Failed::after(
+                v.checks,
+                "near-duplicate",
+                crate::validate::Reason::NearDuplicate,
+                format!("near-duplicate of {other} (similarity {sim:.2})"),
+            );
+            return self.fail(q, s, f, &raw, usage, progress);
+        }
+        let entry = Entry {
+            schema_version: ENTRY_SCHEMA_VERSION,
+            id: q.id.clone(),
+            lib: s.lib.clone(),
+            version: s.version.clone(),
+            source: SourceRef {
+                origin: self.cx.pin.origin.clone(),
+                sha256: self.cx.pin.sha256.clone(),
+            },
+            family: s.family.clone(),
+            api: s.api.clone(),
+            apis: s.apis.clone(),
+            variant: s.variant.clone(),
+            call_path: s.call_path.clone(),
+            category: q.category.clone(),
+            template_id: q.template_id.clone(),
+            template_version: q.template_version,
+            difficulty: q.difficulty.clone(),
+            question: q.text.clone(),
+            answer: v.answer,
+            code: v.code,
+            citations: v.citations,
+            slice_id: s.id.clone(),
+            slice: crate::validate::piece_refs(s),
+            model,
+            params: self.cx.params.clone(),
+            prompt_sha256: prompt_hash(q),
+            usage,
+            validation: v.checks,
+            generator: "llm".into(),
+            tool: generator(),
+        };
+        // The contract rocqa validate holds entries to, held here too.
+        let broken = serde_json::to_value(&entry)
+            .map(|j| crate::emit::schema_violations(&j))
+            .unwrap_or_else(|e| vec![e.to_string()]);
+        if !broken.is_empty() {
+            let f = crate::validate::Failed::after(
+                entry.validation,
+                "schema",
+                crate::validate::Reason::Schema,
+                broken.join("; "),
+            );
+            return self.fail(q, s, f, &raw, usage, progress);
+        }
+        self.seen.insert(&q.id, sig);
+        self.summary.entries += 1;
+        let written = self.out.write_entry(&entry);
+        self.record(written, progress);
+    }
+
+    fn fail(
+        &mut self,
+        q: &Question,
+        s: &Slice,
+        f: crate::validate::Failed,
+        raw: &str,
+        usage: TokenUsage,
+        progress: &mut dyn FnMut(usize, usize),
+    ) {
+        self.summary.rejects += 1;
+        let r = reject(
+            q,
+            s,
+            "validate",
+            f.reason.as_str(),
+            &f.detail,
+            Some(raw),
+            f.checks,
+            self.cx.model,
+            usage,
+        );
+        let written = self.out.write_reject(&r);
+        self.record(written, progress);
+    }
+}
+
+/// Asks the planned questions that are not answered yet and writes each answer as it is
+/// judged. A streaming pipeline: the LLM requests never wait on the compiler (answers
+/// with code go to a compile thread, which compiles whatever has queued up in one
+/// batch), and one writer appends every record. `progress(done, total)` is called after
+/// each record.
 pub fn run(
     planned: &Planned,
     out: &mut RunOutput,
     cx: &RunContext,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<RunSummary, EmitError> {
-    let (client, model, params, pin, trees, known) =
-        (cx.client, cx.model, cx.params, cx.pin, cx.trees, cx.known);
+    let (client, model, trees, known) = (cx.client, cx.model, cx.trees, cx.known);
     // Entries kept by earlier runs take part in duplicate detection.
     let mut seen = DedupIndex::default();
     for e in crate::emit::read_jsonl::<Entry>(&out.dir().join("entries.jsonl"))? {
@@ -429,7 +816,7 @@ pub fn run(
         .iter()
         .filter(|q| !out.is_done(&q.id))
         .collect();
-    let mut summary = RunSummary {
+    let summary = RunSummary {
         planned: planned.questions.len(),
         skipped: planned.questions.len() - todo.len(),
         ..Default::default()
@@ -449,142 +836,125 @@ pub fn run(
             max_tokens: None,
         })
         .collect();
-    let total = todo.len();
-    let mut done = 0;
-    let mut failure: Option<EmitError> = None;
-    client.run_batch(&reqs, |i, result| {
-        if failure.is_some() {
-            return;
-        }
-        let q = todo[i];
-        let s = &planned.slices[&q.slice_id];
-        let written = match result {
-            Ok(resp) => {
-                let usage = TokenUsage {
-                    prompt_tokens: resp.usage.prompt_tokens,
-                    completion_tokens: resp.usage.completion_tokens,
-                };
-                // Code in the answer must compile for the GPU before the entry is kept.
-                let checked = check_reply(q, s, &resp.content, trees, known).and_then(|mut v| {
-                    if let Some(code) = v.code.as_deref() {
-                        match crate::validate::compile_check(cx.compiler, &q.id, code) {
-                            Ok(c) => v.checks.push(c),
-                            Err((reason, detail)) => {
-                                return Err(crate::validate::Failed::after(
-                                    std::mem::take(&mut v.checks),
-                                    "compiles",
-                                    reason,
-                                    detail,
-                                ));
-                            }
-                        }
+    let mut w = Writer {
+        out,
+        cx,
+        seen,
+        summary,
+        done: 0,
+        total: todo.len(),
+        failure: None,
+    };
+    let compiler = cx.compiler;
+    std::thread::scope(|scope| {
+        let (to_compile, queued) = std::sync::mpsc::channel::<Snippet>();
+        let (compiled_tx, compiled) = std::sync::mpsc::channel::<Vec<CompileOutcome>>();
+        scope.spawn(move || {
+            while let Ok(first) = queued.recv() {
+                let mut batch = vec![first];
+                while batch.len() < COMPILE_BATCH {
+                    match queued.try_recv() {
+                        Ok(s) => batch.push(s),
+                        Err(_) => break,
                     }
-                    Ok(v)
-                });
-                match checked {
-                    Ok(v) => match seen.nearest(
-                        &signature(&entry_text(&q.text, &v.answer, v.code.as_deref())),
-                        cx.dedup_threshold,
-                    ) {
-                        Some((other, sim)) => {
-                            summary.rejects += 1;
-                            let detail = format!("near-duplicate of {other} (similarity {sim:.2})");
-                            out.write_reject(&reject(
-                                q,
-                                s,
-                                "validate",
-                                "near-duplicate",
-                                &detail,
-                                Some(&resp.content),
-                                v.checks,
-                                model,
-                                usage,
-                            ))
-                        }
-                        None => {
-                            seen.insert(
-                                &q.id,
-                                signature(&entry_text(&q.text, &v.answer, v.code.as_deref())),
-                            );
-                            summary.entries += 1;
-                            out.write_entry(&Entry {
-                                schema_version: ENTRY_SCHEMA_VERSION,
-                                id: q.id.clone(),
-                                lib: s.lib.clone(),
-                                version: s.version.clone(),
-                                source: SourceRef {
-                                    origin: pin.origin.clone(),
-                                    sha256: pin.sha256.clone(),
-                                },
-                                family: s.family.clone(),
-                                api: s.api.clone(),
-                                apis: s.apis.clone(),
-                                variant: s.variant.clone(),
-                                call_path: s.call_path.clone(),
-                                category: q.category.clone(),
-                                template_id: q.template_id.clone(),
-                                template_version: q.template_version,
-                                difficulty: q.difficulty.clone(),
-                                question: q.text.clone(),
-                                answer: v.answer,
-                                code: v.code,
-                                citations: v.citations,
-                                slice_id: s.id.clone(),
-                                slice: crate::validate::piece_refs(s),
-                                model: if resp.model.is_empty() {
-                                    model.to_string()
-                                } else {
-                                    resp.model.clone()
-                                },
-                                params: params.clone(),
-                                prompt_sha256: prompt_hash(q),
-                                usage,
-                                validation: v.checks,
-                                generator: "llm".into(),
-                                tool: generator(),
-                            })
-                        }
-                    },
-                    Err(f) => {
-                        summary.rejects += 1;
-                        out.write_reject(&reject(
-                            q,
-                            s,
-                            "validate",
-                            f.reason.as_str(),
-                            &f.detail,
-                            Some(&resp.content),
-                            f.checks,
-                            model,
-                            usage,
-                        ))
+                }
+                if compiled_tx.send(compiler.check(&batch)).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut waiting: std::collections::HashMap<String, Waiting> = Default::default();
+        let settle = |w: &mut Writer,
+                      waiting: &mut std::collections::HashMap<String, Waiting>,
+                      outcomes: Vec<CompileOutcome>,
+                      progress: &mut dyn FnMut(usize, usize)| {
+            for o in outcomes {
+                let Some(mut pending) = waiting.remove(&o.id) else {
+                    continue;
+                };
+                let s = &planned.slices[&pending.q.slice_id];
+                match crate::validate::compile_verdict(compiler, &o) {
+                    Ok(check) => {
+                        pending.v.checks.push(check);
+                        w.keep(pending, s, progress);
+                    }
+                    Err((reason, detail)) => {
+                        let f = crate::validate::Failed::after(
+                            std::mem::take(&mut pending.v.checks),
+                            "compiles",
+                            reason,
+                            detail,
+                        );
+                        w.fail(pending.q, s, f, &pending.raw, pending.usage, progress);
                     }
                 }
             }
-            Err(e) => {
-                summary.rejects += 1;
-                out.write_reject(&reject(
-                    q,
-                    s,
-                    "llm",
-                    e.kind(),
-                    &e.to_string(),
-                    None,
-                    Vec::new(),
-                    model,
-                    TokenUsage::default(),
-                ))
-            }
         };
-        if let Err(e) = written {
-            failure = Some(e);
+        client.run_batch(&reqs, |i, result| {
+            while let Ok(outcomes) = compiled.try_recv() {
+                settle(&mut w, &mut waiting, outcomes, progress);
+            }
+            let q = todo[i];
+            let s = &planned.slices[&q.slice_id];
+            let resp = match result {
+                Ok(resp) => resp,
+                Err(e) => {
+                    w.summary.rejects += 1;
+                    let written = w.out.write_reject(&reject(
+                        q,
+                        s,
+                        "llm",
+                        e.kind(),
+                        &e.to_string(),
+                        None,
+                        Vec::new(),
+                        model,
+                        TokenUsage::default(),
+                    ));
+                    w.record(written, progress);
+                    return;
+                }
+            };
+            let usage = TokenUsage {
+                prompt_tokens: resp.usage.prompt_tokens,
+                completion_tokens: resp.usage.completion_tokens,
+            };
+            match check_reply(q, s, &resp.content, trees, known) {
+                Ok(v) => {
+                    let pending = Waiting {
+                        q,
+                        raw: resp.content,
+                        model: if resp.model.is_empty() {
+                            model.to_string()
+                        } else {
+                            resp.model
+                        },
+                        usage,
+                        v,
+                    };
+                    // Code must compile for the GPU before the entry is kept.
+                    match pending.v.code.clone() {
+                        Some(code) => {
+                            waiting.insert(q.id.clone(), pending);
+                            let _ = to_compile.send(Snippet {
+                                id: q.id.clone(),
+                                code,
+                            });
+                        }
+                        None => w.keep(pending, s, progress),
+                    }
+                }
+                Err(f) => w.fail(q, s, f, &resp.content, usage, progress),
+            }
+        });
+        drop(to_compile);
+        for outcomes in compiled {
+            settle(&mut w, &mut waiting, outcomes, progress);
         }
-        done += 1;
-        progress(done, total);
     });
-    match failure {
+    match w.failure {
         Some(e) => Err(e),
-        None => Ok(summary),
+        None => Ok(w.summary),
     }
 }
 

@@ -242,6 +242,29 @@ pub enum EdgeKind {
     CrossLibrary,
     /// A call into code that is not in the tree (generated or external backend).
     Opaque,
+    /// A call into numerics checking (`[checks] numerics` in the allowlist): scans of
+    /// inputs and outputs for NaN, Inf and denormals, not the computation.
+    CheckNumerics,
+}
+
+impl InterfaceGraph {
+    /// Per node: reachable from the API without crossing an edge of kind `skip`.
+    pub fn reachable_without(&self, skip: EdgeKind) -> Vec<bool> {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut stack = vec![0usize];
+        while let Some(i) = stack.pop() {
+            if i >= seen.len() || std::mem::replace(&mut seen[i], true) {
+                continue;
+            }
+            stack.extend(
+                self.edges
+                    .iter()
+                    .filter(|e| e.from == i && e.kind != skip)
+                    .map(|e| e.to),
+            );
+        }
+        seen
+    }
 }
 
 /// What a graph node stands for.
@@ -300,6 +323,13 @@ pub struct GraphEdge {
     pub line: u32,
     /// Macro the edge came out of, if any.
     pub via_macro: Option<String>,
+    /// Call or launch sites from the caller to the callee (the site above is the first).
+    #[serde(default = "one")]
+    pub sites: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// The call graph of one public API function, from its declaration down to kernels.
@@ -502,6 +532,40 @@ pub struct Slice {
     pub difficulty: String,
     /// Tokens of all pieces.
     pub tokens: usize,
+    /// What the slice is cut for, and values read off its code for the questions.
+    #[serde(default)]
+    pub focus: SliceFocus,
+}
+
+/// The function or kernel a slice is cut for, the host chain that reaches it, and
+/// specific values read off the code (launch site, block shape, conditions) that make
+/// the questions about it specific.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SliceFocus {
+    /// The target's name (empty when the slice has no kernel to aim at).
+    pub target: String,
+    /// `file:start-end` of the target, shown whole.
+    pub target_range: String,
+    /// Lines of the target.
+    pub target_lines: u32,
+    /// Host chain from the entry point down to the target, by name.
+    pub chain: Vec<String>,
+    /// Files of the chain pieces and the target (for difficulty).
+    pub chain_files: Vec<String>,
+    /// The function that launches the target.
+    pub launcher: String,
+    /// The argument-check function on the chain.
+    pub arg_check: String,
+    /// Base-form functions shown beside the variant's own (variant slices).
+    pub base_counterparts: Vec<String>,
+    /// The variant function that differs from its base counterpart.
+    pub variant_impl: String,
+    /// The rocBLAS kernel a rocSOLVER slice reaches, when shown.
+    pub cross_kernel: String,
+    /// The API of an earlier family whose slice this one nearly repeats.
+    pub twin_of: String,
+    /// Placeholder values read off the code (`launch_site`, `block`, `condition`, ...).
+    pub values: std::collections::BTreeMap<String, String>,
 }
 
 /// One question to ask about one slice.

@@ -493,7 +493,7 @@ fn bad_allowlist_regex_fails_with_exit_2_naming_file_line_and_field() {
     )
     .expect("write bad allowlist");
     let want = format!(
-        "error: {}: line {line}: field `symbols.deny`: bad regex",
+        "error: {}: line {line}: field `checks.numerics`: bad regex",
         file.display()
     );
     for args in [

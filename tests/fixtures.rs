@@ -156,6 +156,7 @@ fn edge_kind(s: &str) -> Option<EdgeKind> {
         "launch" => Some(EdgeKind::Launch),
         "cross-library" => Some(EdgeKind::CrossLibrary),
         "opaque" => Some(EdgeKind::Opaque),
+        "check-numerics" => Some(EdgeKind::CheckNumerics),
         _ => None,
     }
 }
@@ -450,6 +451,7 @@ fn edge_word(k: EdgeKind) -> &'static str {
         EdgeKind::Launch => "launch",
         EdgeKind::CrossLibrary => "cross-library",
         EdgeKind::Opaque => "opaque",
+        EdgeKind::CheckNumerics => "check-numerics",
     }
 }
 
@@ -792,6 +794,7 @@ fn every_edge_kind_is_pinned() {
         "launch",
         "cross-library",
         "opaque",
+        "check-numerics",
     ] {
         assert!(kinds.contains(k), "no `expect: edge` of kind {k}");
     }
@@ -1023,21 +1026,36 @@ fn ilp64_impl_calls_the_64_bit_template() {
     );
 }
 
-/// `check_numerics` is denied in allowlists/rocfx.toml ("denied symbols are cut from
-/// the call graph"), but launch edges skip the symbol check that call edges make, so
-/// `rocfx_check_numerics_vector_kernel` (launched by `rocfx_axpy_launcher`,
-/// `blas1/rocfx_axpy.cpp:38`) shows up in the axpy graphs and counts as coverage.
+/// Numerics checking (`[checks] numerics` in allowlists/rocfx.toml) is kept as a typed
+/// edge: `rocfx_axpy_launcher` launches `rocfx_check_numerics_vector_kernel`
+/// (`blas1/rocfx_axpy.cpp:38`) on a `check-numerics` edge, which coverage does not count
+/// and slices leave out.
 #[test]
-
-fn denied_kernels_are_cut_from_launch_edges() {
+fn numerics_checks_are_typed_edges_left_out_of_slices() {
     check_facts(
         "rocfx",
         "library/src/blas1/rocfx_axpy.cpp",
         &[
-            "not-in-graph rocfx_saxpy: rocfx_check_numerics_vector_kernel",
-            "not-in-graph rocfx_daxpy: rocfx_check_numerics_vector_kernel",
+            "edge rocfx_saxpy: rocfx_axpy_launcher -check-numerics-> rocfx_check_numerics_vector_kernel",
             "path rocfx_saxpy: rocfx_saxpy > rocfx_axpy_impl > rocfx_axpy_launcher > rocfx_axpy_kernel",
         ],
+    );
+    let g = world()
+        .interface("rocfx", "rocfx_saxpy")
+        .expect("API found");
+    let k = g
+        .nodes
+        .iter()
+        .position(|n| n.name == "rocfx_check_numerics_vector_kernel")
+        .expect("check kernel shown");
+    let computing = g.reachable_without(EdgeKind::CheckNumerics);
+    assert!(!computing[k]);
+    assert!(
+        computing[g
+            .nodes
+            .iter()
+            .position(|n| n.name == "rocfx_axpy_kernel")
+            .unwrap()]
     );
 }
 
@@ -1145,4 +1163,22 @@ fn overloads_are_told_apart_by_the_api_variant() {
             .collect();
         assert_eq!(lines, [line], "{api}");
     }
+}
+
+#[test]
+fn the_picture_folds_device_helpers_and_merges_names() {
+    let g = world()
+        .interface("rocfx", "rocfx_sgemv")
+        .expect("API found");
+    let p = rocqa::graph::render::picture(&g);
+    let names: Vec<&str> = p.nodes.iter().map(|n| n.name.as_str()).collect();
+    let unique: BTreeSet<&str> = names.iter().copied().collect();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    // gemv_dot is a device helper of the gemv kernels: folded, counted on them.
+    assert!(!names.contains(&"gemv_dot"), "{names:?}");
+    assert!(
+        p.nodes.iter().any(|n| n.kernel && n.helpers > 0),
+        "{names:?}"
+    );
+    assert!(p.edges.iter().all(|e| e.from != e.to));
 }

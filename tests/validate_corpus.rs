@@ -484,6 +484,12 @@ fn good_entries_are_kept_and_planted_defects_caught() {
         serde_json::json!({"messages": [{"role": "user", "content": "Explain axpy."}, {"role": "assistant", "content": EVAL_ANSWER}]}).to_string() + "\n",
     )
     .unwrap();
+    // Work dirs left by a compile check killed with kill -9 (its process is gone) are
+    // swept; a live process's are left alone.
+    let stale = std::env::temp_dir().join("rocqa-compile-99999999-0-0");
+    let live = std::env::temp_dir().join(format!("rocqa-compile-{}-0-0", std::process::id()));
+    std::fs::create_dir_all(stale.join("sub")).unwrap();
+    std::fs::create_dir_all(&live).unwrap();
     let out = dir.path().join("checked");
     let o = Command::new(BIN)
         .arg("--root")
@@ -505,6 +511,8 @@ fn good_entries_are_kept_and_planted_defects_caught() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    assert!(!stale.exists() && live.exists());
+    std::fs::remove_dir(&live).unwrap();
     let kept = jsonl(&out.join("entries.jsonl"));
     let rejects = jsonl(&out.join("rejects.jsonl"));
     let reason = |id: &str| {

@@ -317,6 +317,11 @@ impl<'a> CodeGraph<'a> {
                 if !self.scope.symbol_in(&l.kernel) {
                     continue;
                 }
+                let kind = if self.scope.check_numerics(&l.kernel) {
+                    EdgeKind::CheckNumerics
+                } else {
+                    EdgeKind::Launch
+                };
                 let targets = self.narrow(
                     r,
                     self.candidates(r.lib, &l.kernel, true),
@@ -325,7 +330,7 @@ impl<'a> CodeGraph<'a> {
                     (&file.path, l.line),
                 );
                 out.push(Step {
-                    kind: EdgeKind::Launch,
+                    kind,
                     targets,
                     line: l.line,
                     via: l.via_macro.clone(),
@@ -360,7 +365,9 @@ impl<'a> CodeGraph<'a> {
                     continue;
                 }
                 let own = self.candidates(r.lib, name, false);
-                let (kind, c) = if own.is_empty() && r.lib == 0 && self.libs.len() > 1 {
+                let (kind, c) = if self.scope.check_numerics(name) {
+                    (EdgeKind::CheckNumerics, own)
+                } else if own.is_empty() && r.lib == 0 && self.libs.len() > 1 {
                     (EdgeKind::CrossLibrary, self.candidates(1, name, false))
                 } else if !call.written {
                     (EdgeKind::MacroCall, own)
@@ -392,8 +399,11 @@ impl<'a> CodeGraph<'a> {
                             note: Some(why),
                         })
                     });
-                    if g.find_edge(n, t).is_none() {
-                        g.add_edge(n, t, edge(step.kind, &file.path, step.line, step.via));
+                    match g.find_edge(n, t) {
+                        Some(e) => g[e].sites += 1,
+                        None => {
+                            g.add_edge(n, t, edge(step.kind, &file.path, step.line, step.via));
+                        }
                     }
                     continue;
                 }
@@ -403,12 +413,15 @@ impl<'a> CodeGraph<'a> {
                     if tn == n {
                         continue;
                     }
-                    if g.find_edge(n, tn).is_none() {
-                        g.add_edge(
-                            n,
-                            tn,
-                            edge(step.kind, &file.path, step.line, step.via.clone()),
-                        );
+                    match g.find_edge(n, tn) {
+                        Some(e) => g[e].sites += 1,
+                        None => {
+                            g.add_edge(
+                                n,
+                                tn,
+                                edge(step.kind, &file.path, step.line, step.via.clone()),
+                            );
+                        }
                     }
                     if fresh {
                         queue.push_back((t, tn, depth + 1));
@@ -511,6 +524,7 @@ fn edge(kind: EdgeKind, file: &str, line: u32, via_macro: Option<String>) -> Gra
         file: file.to_string(),
         line,
         via_macro,
+        sites: 1,
     }
 }
 
@@ -562,10 +576,13 @@ impl CodeGraph<'_> {
             if g.edges.iter().any(|e| e.kind == EdgeKind::CrossLibrary) {
                 cross += 1;
             }
+            // A kernel reached only through numerics checking does not count.
+            let computing = g.reachable_without(EdgeKind::CheckNumerics);
             let ok = g
                 .nodes
                 .iter()
-                .any(|n| matches!(n.kind, NodeKind::Kernel | NodeKind::Opaque));
+                .zip(&computing)
+                .any(|(n, c)| *c && matches!(n.kind, NodeKind::Kernel | NodeKind::Opaque));
             *fam_ok.entry(a.family.as_str()).or_default() |= ok;
             *fam_entry.entry(a.family.as_str()).or_default() |= has_entry;
         }

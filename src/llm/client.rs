@@ -24,6 +24,9 @@ use super::{
 const RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
 /// Most bytes of an error body kept in [`LlmError::Http`].
 const ERROR_BODY_MAX: usize = 2000;
+/// Most bytes read of one response: an answer is a few kilobytes; anything near this is
+/// a runaway server, dropped before it is buffered or cached.
+pub const MAX_RESPONSE_BYTES: usize = 4 << 20;
 /// Version of the cache-key layout; bump it to orphan every old cache entry.
 const KEY_VERSION: u32 = 1;
 
@@ -510,19 +513,23 @@ async fn attempt_loop(inner: &Inner, req: &ChatRequest) -> (Result<ChatResponse,
             }
         };
         if fell_back {
-            // The schema-less request got past the point where the schema one failed:
-            // the server refuses schemas, not this request. Remember it.
-            let same_refusal = matches!(
-                &outcome,
-                Err(Failure {
-                    err: LlmError::Http {
-                        status: 400 | 422,
-                        ..
-                    },
-                    ..
-                })
-            );
-            if !same_refusal && !inner.schema_refused.swap(true, Ordering::Relaxed) {
+            // The schema-less request got a definite answer where the schema one was
+            // refused: the server refuses schemas, not this request. Remember it. A
+            // transient failure (429, 5xx, timeout) proves nothing either way.
+            let proven = match &outcome {
+                Ok(_) => true,
+                Err(Failure { err, .. }) => {
+                    !err.is_retryable()
+                        && !matches!(
+                            err,
+                            LlmError::Http {
+                                status: 400 | 422,
+                                ..
+                            }
+                        )
+                }
+            };
+            if proven && !inner.schema_refused.swap(true, Ordering::Relaxed) {
                 tracing::warn!(
                     endpoint = %inner.endpoint,
                     "LLM server refuses response_format json_schema; sending the schema in \
@@ -637,12 +644,38 @@ async fn send_once(inner: &Inner, body: Vec<u8>) -> Result<Reply, Failure> {
         .get(RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| parse_retry_after(v, SystemTime::now()));
-    let bytes = resp.bytes().await.map_err(|e| {
-        LlmError::Connection(format!(
-            "the connection dropped mid-response ({})",
-            describe(inner, &e)
+    let too_big = || {
+        LlmError::Malformed(format!(
+            "the response is larger than {MAX_RESPONSE_BYTES} bytes; not read further"
         ))
-    })?;
+    };
+    if resp
+        .content_length()
+        .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
+    {
+        return Err(Failure {
+            err: too_big(),
+            retry_after,
+        });
+    }
+    let mut resp = resp;
+    let mut bytes: Vec<u8> = Vec::new();
+    loop {
+        let chunk = resp.chunk().await.map_err(|e| {
+            LlmError::Connection(format!(
+                "the connection dropped mid-response ({})",
+                describe(inner, &e)
+            ))
+        })?;
+        let Some(chunk) = chunk else { break };
+        if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
+            return Err(Failure {
+                err: too_big(),
+                retry_after,
+            });
+        }
+        bytes.extend_from_slice(&chunk);
+    }
     if !status.is_success() {
         return Err(Failure {
             err: LlmError::Http {
@@ -667,16 +700,30 @@ fn describe(inner: &Inner, e: &reqwest::Error) -> String {
     scrub(inner, &msg)
 }
 
-/// Removes the API key from text that came from elsewhere, in case it was echoed.
+/// Removes the API key from text that came from elsewhere, in case it was echoed, and
+/// makes it printable.
 fn scrub(inner: &Inner, text: &str) -> String {
+    let text = printable(text);
     match &inner.cfg.api_key {
         Some(key) if !key.is_empty() => text.replace(key.as_str(), "<redacted>"),
-        _ => text.to_string(),
+        _ => text,
     }
 }
 
+/// Text from a server made safe for a terminal and a log line: control characters
+/// (escape sequences, NUL, carriage returns, newlines) become `\u{fffd}` or a space.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' | '\t' | '\r' => ' ',
+            c if c.is_control() => '\u{fffd}',
+            c => c,
+        })
+        .collect()
+}
+
 fn error_body(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
+    let text = printable(&String::from_utf8_lossy(bytes));
     let text = text.trim();
     if text.len() <= ERROR_BODY_MAX {
         return text.to_string();

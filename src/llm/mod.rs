@@ -232,9 +232,14 @@ impl LlmConfig {
             .or_else(|| file.url.clone().filter(|u| !u.trim().is_empty()))
             .ok_or_else(|| LlmError::NoEndpoint(no_endpoint_message()))?;
         let base_url = base_url.trim().to_string();
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        let parsed = reqwest::Url::parse(&base_url).ok();
+        let has_host = parsed
+            .as_ref()
+            .and_then(|u| u.host_str())
+            .is_some_and(|h| !h.is_empty());
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) || !has_host {
             return Err(LlmError::Config(format!(
-                "LLM URL `{base_url}` is not an http:// or https:// URL; set it like \
+                "LLM URL `{base_url}` is not an http:// or https:// URL with a host; set it like \
                  `http://127.0.0.1:8089/v1` (through {ENV_URL} or `url` in the [llm] table \
                  of rocqa.toml)"
             )));

@@ -43,26 +43,6 @@ struct RawAnswer {
     citations: Vec<RawCitation>,
 }
 
-/// Compiles an answer's HIP code: a passing check naming the toolchain, or the failure
-/// (`compile-<stage>`) with the compiler's diagnostics for that snippet.
-pub fn compile_check(
-    compiler: &compile::Compiler,
-    id: &str,
-    code: &str,
-) -> Result<Check, (Reason, String)> {
-    let out = compiler.check(&[compile::Snippet {
-        id: id.to_string(),
-        code: code.to_string(),
-    }]);
-    match out.into_iter().next() {
-        Some(o) => compile_verdict(compiler, &o),
-        None => Err((
-            Reason::CompileLimit,
-            "the compiler returned no result".into(),
-        )),
-    }
-}
-
 /// The check for one compile outcome, on either path.
 pub fn compile_verdict(
     compiler: &compile::Compiler,
@@ -209,6 +189,7 @@ mod tests {
             }],
             omitted: vec![],
             features: SliceFeatures::default(),
+            focus: Default::default(),
             difficulty: "L1".into(),
             tokens: 10,
         };

@@ -18,6 +18,30 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use super::CompileError;
 
+/// Prefix of the work dirs; the creating process id follows it.
+const PREFIX: &str = "rocqa-compile-";
+
+/// Removes the work dirs of processes that no longer run (killed with `kill -9`, which
+/// skips the removal on drop). Only dirs this user owns are touched.
+fn sweep_stale(base: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let me = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
+    for entry in std::fs::read_dir(base).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(PREFIX)
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let mine = entry.metadata().ok().map(|m| m.uid()) == me;
+        if mine && pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// A private folder under the system temp dir, removed with everything in it on drop.
 #[derive(Debug)]
 pub(crate) struct WorkDir {
@@ -28,17 +52,16 @@ impl WorkDir {
     /// Creates a fresh folder (never an existing one) readable only by this user.
     pub fn new() -> Result<WorkDir, CompileError> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
+        static SWEPT: std::sync::Once = std::sync::Once::new();
         let base = std::env::temp_dir();
+        SWEPT.call_once(|| sweep_stale(&base));
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
         let mut last = None;
         for _ in 0..8 {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = base.join(format!(
-                "rocqa-compile-{}-{n}-{nanos:08x}",
-                std::process::id()
-            ));
+            let path = base.join(format!("{PREFIX}{}-{n}-{nanos:08x}", std::process::id()));
             match DirBuilder::new().mode(0o700).create(&path) {
                 Ok(()) => return Ok(WorkDir { path }),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
