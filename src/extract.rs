@@ -359,6 +359,143 @@ pub fn plan_run(
     })
 }
 
+/// Fact entries each in-scope API should have at least.
+pub const MIN_FACT_ENTRIES: usize = 3;
+
+/// The in-scope APIs of a run (families kept by scope, `--api` and `--shard`), each
+/// family's members in representative order (real single precision first).
+pub fn run_apis<'g>(p: &ExtractPlan, graph: &CodeGraph<'g>, scope: &Scope) -> Vec<&'g ApiFunction> {
+    let mut families: BTreeMap<&str, Vec<&ApiFunction>> = BTreeMap::new();
+    for a in graph.api() {
+        families.entry(a.family.as_str()).or_default().push(a);
+    }
+    let mut out = Vec::new();
+    for (fam, mut members) in families {
+        if !scope.family_in(fam) {
+            continue;
+        }
+        if let Some(g) = &p.api_glob {
+            if !members.iter().any(|a| g.is_match(&a.name)) {
+                continue;
+            }
+        }
+        if let Some((i, n)) = p.shard {
+            if shard_of(fam, n) != i {
+                continue;
+            }
+        }
+        let pref = |a: &ApiFunction| {
+            let k = ["s", "d", "", "h", "c", "z"]
+                .iter()
+                .position(|x| *x == a.precision)
+                .unwrap_or(9);
+            (a.variants.len(), k, a.name.clone())
+        };
+        members.sort_by_key(|a| pref(a));
+        out.extend(members);
+    }
+    out
+}
+
+/// Renders, validates and writes the fact entries of a run: every entry passes the
+/// same checks as LLM entries ([`crate::validate::file::check_entry`]) and is not a
+/// near-duplicate of one kept; the report names every in-scope API left with fewer
+/// than [`MIN_FACT_ENTRIES`].
+#[allow(clippy::too_many_arguments)]
+pub fn write_fact_entries(
+    apis: &[&ApiFunction],
+    graph: &CodeGraph,
+    reader: &crate::facts::FactReader,
+    pin: &SourcePin,
+    pins: &crate::source::Pins,
+    grounding: &crate::validate::Grounding,
+    threshold: f64,
+    out: &mut RunOutput,
+) -> Result<crate::model::FactEntriesReport, EmitError> {
+    let mut report = crate::model::FactEntriesReport {
+        apis: apis.len(),
+        ..Default::default()
+    };
+    let mut all = Vec::with_capacity(apis.len());
+    for a in apis {
+        let f = reader.read(&graph.interface(a));
+        report.facts += f.facts.len();
+        all.push(f);
+    }
+    let source = SourceRef {
+        origin: pin.origin.clone(),
+        sha256: pin.sha256.clone(),
+    };
+    let rendered =
+        crate::facts::qa::render(&all, grounding.trees, &source, &generator()).map_err(|e| {
+            EmitError::Io {
+                action: "read a file the facts cite",
+                path: out.dir().display().to_string(),
+                source: std::io::Error::other(e.to_string()),
+            }
+        })?;
+    report.rendered = rendered.len();
+    let mut seen = DedupIndex::default();
+    for e in crate::emit::read_jsonl::<Entry>(&out.dir().join("entries.jsonl"))? {
+        seen.insert(
+            &e.id,
+            signature(&entry_text(&e.question, &e.answer, e.code.as_deref())),
+        );
+    }
+    let mut per_api: BTreeMap<&str, usize> = BTreeMap::new();
+    for mut e in rendered {
+        if out.is_done(&e.id) {
+            report.kept_before += 1;
+            for a in &e.apis {
+                if let Some(k) = apis.iter().find(|x| x.name == *a) {
+                    *per_api.entry(k.name.as_str()).or_default() += 1;
+                }
+            }
+            continue;
+        }
+        match crate::validate::file::check_entry(&e, grounding, pins) {
+            Ok(checks) => e.validation = checks,
+            Err(f) => {
+                tracing::debug!(id = %e.id, reason = %f.reason, detail = %f.detail, "Fact entry refused.");
+                *report.rejected.entry(f.reason.to_string()).or_default() += 1;
+                continue;
+            }
+        }
+        let sig = signature(&entry_text(&e.question, &e.answer, e.code.as_deref()));
+        if seen.nearest(&sig, threshold).is_some() {
+            report.near_duplicates += 1;
+            continue;
+        }
+        seen.insert(&e.id, sig);
+        for a in &e.apis {
+            if let Some(k) = apis.iter().find(|x| x.name == *a) {
+                *per_api.entry(k.name.as_str()).or_default() += 1;
+            }
+        }
+        out.write_entry(&e)?;
+        report.written += 1;
+    }
+    for (a, f) in apis.iter().zip(&all) {
+        let n = per_api.get(a.name.as_str()).copied().unwrap_or(0);
+        if n < MIN_FACT_ENTRIES {
+            let kinds: BTreeSet<&str> = f.facts.iter().map(|x| x.kind.label()).collect();
+            let why = if f.facts.is_empty() {
+                "no fact read: the call graph reaches no definition with launches, checks or device code".to_string()
+            } else {
+                format!(
+                    "{} facts ({}), which answer only {n} of the templates",
+                    f.facts.len(),
+                    kinds.into_iter().collect::<Vec<_>>().join(", ")
+                )
+            };
+            report
+                .below_minimum
+                .insert(a.name.clone(), format!("{n} fact entries: {why}"));
+        }
+    }
+    Ok(report)
+}
+
 /// SHA-256 of the messages as sent.
 pub fn prompt_hash(q: &Question) -> String {
     let mut h = Sha256::new();
@@ -611,7 +748,8 @@ impl Writer<'_, '_> {
             prompt_sha256: prompt_hash(q),
             usage,
             validation: v.checks,
-            generator: generator(),
+            generator: "llm".into(),
+            tool: generator(),
         };
         // The contract rocqa validate holds entries to, held here too.
         let broken = serde_json::to_value(&entry)

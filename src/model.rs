@@ -594,7 +594,7 @@ pub struct Question {
 }
 
 /// Version of the entry and reject record layout (`src/emit/entry.schema.json`).
-pub const ENTRY_SCHEMA_VERSION: u32 = 1;
+pub const ENTRY_SCHEMA_VERSION: u32 = 2;
 
 /// A cited line range, checked against the pinned tree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -712,8 +712,11 @@ pub struct Entry {
     pub usage: TokenUsage,
     /// Validation checks that ran, all passed.
     pub validation: Vec<Check>,
-    /// `rocqa <version>`.
+    /// What wrote the answer: `llm` (a model, validated) or `facts` (rendered from
+    /// facts read off the code, no model).
     pub generator: String,
+    /// `rocqa <version>`.
+    pub tool: String,
 }
 
 /// A question that produced no entry, and why.
@@ -843,4 +846,25 @@ pub struct ApiFacts {
     pub facts: Vec<Fact>,
     /// Launch sites of the graph left out, and why (not reached by this API's arguments).
     pub excluded: Vec<String>,
+}
+
+/// What the fact entries of an extract run came to (in the manifest).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FactEntriesReport {
+    /// In-scope APIs whose facts were read.
+    pub apis: usize,
+    /// Facts read over those APIs.
+    pub facts: usize,
+    /// Fact entries rendered.
+    pub rendered: usize,
+    /// Written by this run.
+    pub written: usize,
+    /// Already in `entries.jsonl` from an earlier run.
+    pub kept_before: usize,
+    /// Rendered entries the validator refused, by reason (none is written).
+    pub rejected: std::collections::BTreeMap<String, usize>,
+    /// Rendered entries left out as near-duplicates of one kept.
+    pub near_duplicates: usize,
+    /// In-scope APIs with fewer than the minimum of fact entries, and why.
+    pub below_minimum: std::collections::BTreeMap<String, String>,
 }

@@ -299,6 +299,9 @@ pub struct Manifest {
     /// How the questions were planned (slices, targets, repeats, tokens, cache).
     #[serde(default)]
     pub planning: Planning,
+    /// Fact entries (generator `facts`), when the run wrote any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fact_entries: Option<crate::model::FactEntriesReport>,
 }
 
 /// Planning figures of a run, written by every run and the point of a dry run.
