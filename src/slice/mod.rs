@@ -368,7 +368,9 @@ pub fn cut(
         // What the target calls, nearest first; one overload per name.
         for c in dedup_overloads(g, &target::callees(g, t), variant, trees) {
             if !target::is_noise(&g.nodes[c].name) {
-                add(&mut picks, g, c, Tier::Near, false, vec![], None);
+                // Device helpers do the target's math: shown whole, like the target.
+                let whole = g.nodes[c].kind == NodeKind::DeviceHelper;
+                add(&mut picks, g, c, Tier::Near, whole, vec![], None);
             }
         }
     }
@@ -399,6 +401,18 @@ pub fn cut(
             if let Some(j) = found {
                 if focus.variant_impl.is_empty() && role_of(g, i) != PieceRole::Entry {
                     focus.variant_impl = n.name.clone();
+                    // The counterpart a question compares it with: first in the list.
+                    focus.base_counterparts.insert(0, b.nodes[j].name.clone());
+                    add(
+                        &mut picks,
+                        b,
+                        j,
+                        Tier::Required,
+                        false,
+                        vec![],
+                        Some("base form"),
+                    );
+                    continue;
                 }
                 add(
                     &mut picks,
