@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for p in ca-certificates debian-archive-keyring apt tar gzip xz-utils git universal-ctags time bc; do
+for p in ca-certificates debian-archive-keyring apt tar gzip xz-utils git universal-ctags time bc graphviz; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -323,6 +323,13 @@ pub struct GraphEdge {
     pub line: u32,
     /// Macro the edge came out of, if any.
     pub via_macro: Option<String>,
+    /// Call or launch sites from the caller to the callee (the site above is the first).
+    #[serde(default = "one")]
+    pub sites: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// The call graph of one public API function, from its declaration down to kernels.

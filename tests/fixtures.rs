@@ -1164,3 +1164,21 @@ fn overloads_are_told_apart_by_the_api_variant() {
         assert_eq!(lines, [line], "{api}");
     }
 }
+
+#[test]
+fn the_picture_folds_device_helpers_and_merges_names() {
+    let g = world()
+        .interface("rocfx", "rocfx_sgemv")
+        .expect("API found");
+    let p = rocqa::graph::render::picture(&g);
+    let names: Vec<&str> = p.nodes.iter().map(|n| n.name.as_str()).collect();
+    let unique: BTreeSet<&str> = names.iter().copied().collect();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    // gemv_dot is a device helper of the gemv kernels: folded, counted on them.
+    assert!(!names.contains(&"gemv_dot"), "{names:?}");
+    assert!(
+        p.nodes.iter().any(|n| n.kernel && n.helpers > 0),
+        "{names:?}"
+    );
+    assert!(p.edges.iter().all(|e| e.from != e.to));
+}

@@ -231,3 +231,68 @@ fn sscal_shows_its_check_numerics_edge_typed() {
             .unwrap()]
     );
 }
+
+#[test]
+fn the_default_picture_of_sgemv_is_small_enough_to_read() {
+    let (main, scope) = load("rocblas", "6.4.4");
+    let cg = CodeGraph::new(&main, None, &scope);
+    let f = main.api.iter().find(|a| a.name == "rocblas_sgemv").unwrap();
+    let g = cg.interface(f);
+    let p = rocqa::graph::render::picture(&g);
+    let names: std::collections::BTreeSet<&str> = p.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names.len(), p.nodes.len(), "a name drawn twice");
+    assert!(p.nodes.len() <= 35, "{} nodes", p.nodes.len());
+    assert!(
+        p.edges.len() as f64 <= 1.5 * p.nodes.len() as f64,
+        "{} edges for {} nodes",
+        p.edges.len(),
+        p.nodes.len()
+    );
+    // Host chain and kernels stay; device helpers are folded into their kernels.
+    for want in [
+        "rocblas_gemv_impl",
+        "rocblas_internal_gemv_launcher",
+        "rocblas_gemvn_kernel",
+    ] {
+        assert!(names.contains(want), "{want} missing: {names:?}");
+    }
+    assert!(!names.contains("load_ptr_batch") && !names.contains("rocblas_wavefront_reduce"));
+    let k = p
+        .nodes
+        .iter()
+        .find(|n| n.name == "rocblas_gemvn_kernel")
+        .unwrap();
+    assert!(k.helpers > 0);
+    use rocqa::graph::render::Role;
+    let roles: std::collections::BTreeSet<Role> = p.nodes.iter().map(|n| n.role).collect();
+    for r in [
+        Role::Entry,
+        Role::Impl,
+        Role::Check,
+        Role::Launcher,
+        Role::Kernel,
+    ] {
+        assert!(roles.contains(&r), "no {r:?} node");
+    }
+    // One edge per pair, carrying its site count: the launcher launches
+    // rocblas_gemvn_kernel from several sites.
+    let l = p
+        .nodes
+        .iter()
+        .position(|n| n.name == "rocblas_internal_gemv_launcher")
+        .unwrap();
+    let kn = p
+        .nodes
+        .iter()
+        .position(|n| n.name == "rocblas_gemvn_kernel")
+        .unwrap();
+    let e: Vec<_> = p
+        .edges
+        .iter()
+        .filter(|e| e.from == l && e.to == kn)
+        .collect();
+    assert_eq!(e.len(), 1);
+    assert!(e[0].sites > 1);
+    // --full keeps every definition.
+    assert!(rocqa::graph::render::dot_full(&g).matches(" -> ").count() == g.edges.len());
+}

@@ -253,12 +253,14 @@ pub struct ApiArgs {
 }
 
 /// Output forms of a graph.
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum GraphFormat {
     /// Indented tree.
     Tree,
     /// Graphviz DOT.
     Dot,
+    /// SVG drawn by Graphviz (`dot` must be installed).
+    Svg,
     /// JSON records.
     Json,
 }
@@ -278,6 +280,9 @@ pub struct GraphArgs {
     /// Output form.
     #[arg(long, value_enum, default_value = "tree")]
     pub format: GraphFormat,
+    /// With --format dot/svg: every node and call site, not the folded picture.
+    #[arg(long)]
+    pub full: bool,
 }
 
 /// `rocqa scope`.
@@ -694,7 +699,18 @@ fn run_graph(layout: &Layout, a: GraphArgs) -> Result<i32> {
     let g = graph.interface(api);
     let text = match a.format {
         GraphFormat::Tree => render::tree(&g),
-        GraphFormat::Dot => render::dot(&g),
+        GraphFormat::Dot | GraphFormat::Svg => {
+            let d = if a.full {
+                render::dot_full(&g)
+            } else {
+                render::dot(&g)
+            };
+            if a.format == GraphFormat::Svg {
+                render::svg(&d).map_err(|e| anyhow::anyhow!(e))?
+            } else {
+                d
+            }
+        }
         GraphFormat::Json => render::json(&g),
     };
     say!("{}", text.trim_end_matches('\n'));

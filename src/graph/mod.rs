@@ -399,8 +399,11 @@ impl<'a> CodeGraph<'a> {
                             note: Some(why),
                         })
                     });
-                    if g.find_edge(n, t).is_none() {
-                        g.add_edge(n, t, edge(step.kind, &file.path, step.line, step.via));
+                    match g.find_edge(n, t) {
+                        Some(e) => g[e].sites += 1,
+                        None => {
+                            g.add_edge(n, t, edge(step.kind, &file.path, step.line, step.via));
+                        }
                     }
                     continue;
                 }
@@ -410,12 +413,15 @@ impl<'a> CodeGraph<'a> {
                     if tn == n {
                         continue;
                     }
-                    if g.find_edge(n, tn).is_none() {
-                        g.add_edge(
-                            n,
-                            tn,
-                            edge(step.kind, &file.path, step.line, step.via.clone()),
-                        );
+                    match g.find_edge(n, tn) {
+                        Some(e) => g[e].sites += 1,
+                        None => {
+                            g.add_edge(
+                                n,
+                                tn,
+                                edge(step.kind, &file.path, step.line, step.via.clone()),
+                            );
+                        }
                     }
                     if fresh {
                         queue.push_back((t, tn, depth + 1));
@@ -518,6 +524,7 @@ fn edge(kind: EdgeKind, file: &str, line: u32, via_macro: Option<String>) -> Gra
         file: file.to_string(),
         line,
         via_macro,
+        sites: 1,
     }
 }
 
