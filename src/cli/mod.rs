@@ -858,36 +858,6 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         return Ok(if planned.questions.is_empty() { 1 } else { 0 });
     }
 
-    let mut cfg = crate::llm::LlmConfig::resolve(&project.llm)?;
-    if let Some(c) = a.concurrency {
-        cfg.concurrency = c.max(1);
-    }
-    let model = cfg.model.clone();
-    let params = cfg.params();
-    let cache = if a.no_cache {
-        None
-    } else {
-        let p = layout.root.join("out").join("cache").join("llm.sqlite");
-        std::fs::create_dir_all(p.parent().unwrap_or(&layout.root))?;
-        Some(crate::llm::ResponseCache::open(&p)?)
-    };
-    let client = crate::llm::LlmClient::new(cfg, cache)?;
-    let dir = out_dir(&layout.root, &plan, false);
-    let mut out = crate::emit::RunOutput::open(&dir)?;
-    let todo = planned
-        .questions
-        .iter()
-        .filter(|q| !out.is_done(&q.id))
-        .count();
-    tracing::info!(planned = planned.questions.len(), todo, dir = %dir.display(), "Extracting.");
-    let bar = progress_bar(todo as u64);
-    let mut progress = |done: usize, total: usize| {
-        if let Some(b) = &bar {
-            b.set_position(done as u64);
-        } else if total >= 10 && done.is_multiple_of((total / 10).max(1)) || done == total {
-            tracing::info!(done, total, "Answers received.");
-        }
-    };
     let prefixes: Vec<String> = std::iter::once(&main.index.lib)
         .chain(pair.as_ref().map(|p| &p.1))
         .filter_map(|l| {
@@ -906,6 +876,85 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         ms = t_known.elapsed().as_millis() as u64,
         "Names known for grounding."
     );
+    // Fact entries first: they need no model, so a run without an endpoint still writes
+    // real entries.
+    let dir = out_dir(&layout.root, &plan, false);
+    let mut out = crate::emit::RunOutput::open(&dir)?;
+    let mut libs = vec![(lib.as_str(), version.as_str())];
+    if let Some((_, l, v)) = &pair {
+        libs.push((l.as_str(), v.as_str()));
+    }
+    let code = code_text(layout, &project, &libs)?;
+    let lcfg = project.library(&lib)?;
+    let reader = crate::facts::FactReader::new(&code, &lcfg.api_prefix, &lcfg.precisions);
+    let apis = crate::extract::run_apis(&plan, &graph, &main.scope);
+    let grounding = crate::validate::Grounding {
+        trees: &trees,
+        known: &known,
+    };
+    let report = crate::extract::write_fact_entries(
+        &apis,
+        &graph,
+        &reader,
+        &pin,
+        &pins,
+        &grounding,
+        crate::validate::dedup::DEFAULT_THRESHOLD,
+        &mut out,
+    )?;
+    say!(
+        "{lib} {version}: {} fact entries written now ({} from before) for {} in-scope APIs; {} refused by validation, {} near-duplicates left out; {} APIs below {} fact entries (named in the manifest)",
+        report.written,
+        report.kept_before,
+        report.apis,
+        report.rejected.values().sum::<usize>(),
+        report.near_duplicates,
+        report.below_minimum.len(),
+        crate::extract::MIN_FACT_ENTRIES
+    );
+    manifest.fact_entries = Some(report);
+    let mut cfg = match crate::llm::LlmConfig::resolve(&project.llm) {
+        Ok(c) => c,
+        Err(crate::llm::LlmError::NoEndpoint(how)) => {
+            manifest.duration_ms = t0.elapsed().as_millis() as u64;
+            manifest.count_outputs(&dir)?;
+            manifest.write(&dir)?;
+            say!(
+                "{} entries in {}; no LLM endpoint is configured, so no LLM entries were asked for. To add them: {how}",
+                manifest.entries,
+                dir.display()
+            );
+            return Ok(if manifest.entries == 0 { 1 } else { 0 });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(c) = a.concurrency {
+        cfg.concurrency = c.max(1);
+    }
+    let model = cfg.model.clone();
+    let params = cfg.params();
+    let cache = if a.no_cache {
+        None
+    } else {
+        let p = layout.root.join("out").join("cache").join("llm.sqlite");
+        std::fs::create_dir_all(p.parent().unwrap_or(&layout.root))?;
+        Some(crate::llm::ResponseCache::open(&p)?)
+    };
+    let client = crate::llm::LlmClient::new(cfg, cache)?;
+    let todo = planned
+        .questions
+        .iter()
+        .filter(|q| !out.is_done(&q.id))
+        .count();
+    tracing::info!(planned = planned.questions.len(), todo, dir = %dir.display(), "Extracting.");
+    let bar = progress_bar(todo as u64);
+    let mut progress = |done: usize, total: usize| {
+        if let Some(b) = &bar {
+            b.set_position(done as u64);
+        } else if total >= 10 && done.is_multiple_of((total / 10).max(1)) || done == total {
+            tracing::info!(done, total, "Answers received.");
+        }
+    };
     let compiler = compiler_for(layout, &project, &[(lib.clone(), version.clone())])?;
     let cx = crate::extract::RunContext {
         client: &client,
