@@ -17,11 +17,11 @@ use crate::emit::{percent, Coverage, EmitError, Manifest, RunOutput};
 use crate::graph::CodeGraph;
 use crate::llm::{ChatRequest, LlmClient, Message};
 use crate::model::{
-    ApiFunction, Entry, Question, Reject, Slice, SourcePin, SourceRef, TokenUsage,
+    ApiFunction, Entry, PieceRole, Question, Reject, Slice, SourcePin, SourceRef, TokenUsage,
     ENTRY_SCHEMA_VERSION,
 };
 use crate::question::{answer_schema, plan, Template};
-use crate::slice::{cut, SliceLimits, Trees};
+use crate::slice::{cut, CutSpec, SliceLimits, Trees};
 use crate::validate::check_reply;
 use crate::validate::compile::{CompileOutcome, Snippet};
 use crate::validate::dedup::{entry_text, signature, DedupIndex};
@@ -54,6 +54,13 @@ pub struct Planned {
     pub questions: Vec<Question>,
     /// Coverage of the in-scope families by prompts.
     pub coverage: Coverage,
+    /// Questions a template would ask but the slice cannot answer, and slices merged
+    /// into another or nearly repeating another family's: reason -> count.
+    pub not_asked: BTreeMap<String, usize>,
+    /// Slices merged into an identical one.
+    pub identical_slices: usize,
+    /// Slices that nearly repeat (Jaccard >= 0.8 of their pieces) another family's.
+    pub twin_slices: usize,
 }
 
 /// The variant groups of a family and their representative APIs: the family itself
@@ -88,6 +95,14 @@ pub fn variant_groups(members: &[&ApiFunction]) -> Vec<(String, ApiFunction, Vec
     groups.extend(pick("complex", &|a| {
         a.variants.is_empty() && matches!(a.precision.as_str(), "c" | "z")
     }));
+    // The `_ex`/`_ex3` forms (mixed precision, compute types) take their own path.
+    groups.extend(pick("ex", &|a| {
+        a.variants.iter().any(|v| v == "ex" || v == "ex3")
+            && !a
+                .variants
+                .iter()
+                .any(|v| v == "64" || v.contains("batched"))
+    }));
     groups
 }
 
@@ -96,7 +111,50 @@ fn shard_of(family: &str, n: u32) -> u32 {
     (u32::from_be_bytes([h[0], h[1], h[2], h[3]])) % n
 }
 
+/// A piece by place: library, file, first and last line.
+type PieceKey = (String, String, u32, u32);
+
+/// Pieces that make a slice what it is (declaration and entry aside, which differ
+/// between any two APIs).
+fn body_key(s: &Slice) -> Vec<PieceKey> {
+    s.pieces
+        .iter()
+        .filter(|p| !matches!(p.role, PieceRole::Declaration | PieceRole::Entry))
+        .map(|p| (p.lib.clone(), p.file.clone(), p.start, p.end))
+        .collect()
+}
+
+fn jaccard(
+    a: &BTreeSet<(String, String, u32, u32)>,
+    b: &BTreeSet<(String, String, u32, u32)>,
+) -> f64 {
+    let inter = a.intersection(b).count();
+    let union = a.len() + b.len() - inter;
+    if union == 0 {
+        0.0
+    } else {
+        inter as f64 / union as f64
+    }
+}
+
+/// Does a kernel's own text synchronize or stage data in LDS?
+fn kernel_has_sync(g: &crate::model::InterfaceGraph, k: usize, trees: &Trees) -> bool {
+    let n = &g.nodes[k];
+    trees.lines(&n.lib, &n.file).is_ok_and(|l| {
+        (n.start_line..=n.end_line.min(l.len() as u32)).any(|i| {
+            let t = &l[i as usize - 1];
+            t.contains("__syncthreads") || t.contains("__shared__")
+        })
+    })
+}
+
 /// Cuts the slices and plans every question.
+///
+/// Each variant group gets a slice aimed at the kernel that does its work; a second
+/// one, aimed at a kernel that synchronizes, when the work kernel does not. Slices
+/// identical to an earlier one are merged into it (their APIs listed there), and a
+/// family whose slice nearly repeats an earlier family's is asked only what tells
+/// them apart.
 pub fn plan_run(
     p: &ExtractPlan,
     graph: &CodeGraph,
@@ -118,17 +176,25 @@ pub fn plan_run(
         in_scope: in_scope.len(),
         ..Default::default()
     };
-    let templates: Vec<&Template> = templates
+    let owned: Vec<Template> = templates
         .iter()
         .filter(|t| {
             p.categories
                 .as_ref()
                 .is_none_or(|c| c.contains(&t.category))
         })
+        .cloned()
         .collect();
-    let owned: Vec<Template> = templates.iter().map(|t| (*t).clone()).collect();
-    let mut slices = BTreeMap::new();
-    let mut per_family: Vec<Vec<Question>> = Vec::new();
+    let device_features = ["lds", "barriers", "atomics", "warp_intrinsics"];
+    let (primary_t, device_t): (Vec<Template>, Vec<Template>) =
+        owned.iter().cloned().partition(|t| {
+            !t.requires
+                .iter()
+                .any(|r| device_features.contains(&r.as_str()))
+        });
+    // Cut every slice first: merging and twin detection look across families.
+    let mut cut_slices: Vec<(usize, Slice, bool)> = Vec::new(); // (family k, slice, primary)
+    let mut fams: Vec<&str> = Vec::new();
     for fam in &in_scope {
         let members = &families[fam];
         if let Some(g) = &p.api_glob {
@@ -141,20 +207,121 @@ pub fn plan_run(
                 continue;
             }
         }
-        let mut qs = Vec::new();
+        let fk = fams.len();
+        fams.push(fam);
+        let mut base_graph: Option<crate::model::InterfaceGraph> = None;
         for (variant, rep, apis) in variant_groups(members) {
             let g = graph.interface(&rep);
             if g.nodes.len() < 2 {
                 continue;
             }
-            let s = cut(&g, &apis, &variant, indexes, trees, p.limits)?;
-            let planned = plan(&owned, &s);
-            if !planned.is_empty() {
-                qs.extend(planned);
-                slices.insert(s.id.clone(), s);
+            let kernels = crate::slice::target::kernels_by_work(&g);
+            let spec = CutSpec {
+                target: kernels.first().copied(),
+                base: base_graph.as_ref().filter(|_| !variant.is_empty()),
+            };
+            let s = cut(&g, &apis, &variant, spec, indexes, trees, p.limits)?;
+            let needs_sync = variant.is_empty() && !(s.features.lds || s.features.barriers);
+            cut_slices.push((fk, s, true));
+            if needs_sync {
+                let sync = kernels.iter().copied().skip(1).find(|&k| {
+                    !crate::slice::target::is_utility_kernel(&g, k) && kernel_has_sync(&g, k, trees)
+                });
+                if let Some(k) = sync {
+                    let spec = CutSpec {
+                        target: Some(k),
+                        base: None,
+                    };
+                    let mut s2 = cut(&g, &apis, &variant, spec, indexes, trees, p.limits)?;
+                    s2.id = format!("{}@{}", s2.id, g.nodes[k].name);
+                    cut_slices.push((fk, s2, false));
+                }
+            }
+            if variant.is_empty() {
+                base_graph = Some(g);
             }
         }
-        if qs.is_empty() {
+    }
+    let mut not_asked: BTreeMap<String, usize> = BTreeMap::new();
+    // Identical slices: one slice, listing every API.
+    let mut kept: Vec<(usize, Slice, bool)> = Vec::new();
+    let mut by_body: BTreeMap<Vec<PieceKey>, usize> = BTreeMap::new();
+    let mut identical_slices = 0;
+    // Families whose slice was merged into another family's are covered by its prompts.
+    let mut merged_into: BTreeMap<usize, usize> = BTreeMap::new();
+    for (fk, s, primary) in cut_slices {
+        let key = body_key(&s);
+        if let Some(&k) = by_body.get(&key) {
+            if kept[k].0 != fk {
+                merged_into.entry(fk).or_insert(kept[k].0);
+            }
+            let into = &mut kept[k].1;
+            for a in &s.apis {
+                if !into.apis.contains(a) {
+                    into.apis.push(a.clone());
+                }
+            }
+            identical_slices += 1;
+            *not_asked
+                .entry("slice identical to another (merged, its APIs listed there)".into())
+                .or_default() += 1;
+            continue;
+        }
+        by_body.insert(key, kept.len());
+        kept.push((fk, s, primary));
+    }
+    // Cross-family twins: the later family is asked what tells it apart.
+    let mut twin_slices = 0;
+    let mut bases: Vec<(usize, BTreeSet<PieceKey>)> = Vec::new();
+    for k in 0..kept.len() {
+        if !kept[k].1.variant.is_empty() || !kept[k].2 {
+            continue;
+        }
+        let set: BTreeSet<_> = body_key(&kept[k].1).into_iter().collect();
+        if let Some(&(j, _)) = bases
+            .iter()
+            .find(|(j, b)| kept[*j].0 != kept[k].0 && jaccard(b, &set) >= 0.8)
+        {
+            kept[k].1.focus.twin_of = kept[j].1.api.clone();
+            twin_slices += 1;
+        } else {
+            bases.push((k, set));
+        }
+    }
+    // Questions, grouped by slice; slices in family round-robin so a limited run
+    // still spreads out.
+    let mut per_family: Vec<Vec<Vec<Question>>> = vec![Vec::new(); fams.len()];
+    let mut slices = BTreeMap::new();
+    let mut asked_on_primary: BTreeSet<(String, String)> = BTreeSet::new();
+    for (fk, s, primary) in kept {
+        let ts = if primary { &primary_t } else { &device_t };
+        let mut sp = plan(ts, &s);
+        if primary {
+            // Device questions go to the primary slice when its target qualifies.
+            let dp = plan(&device_t, &s);
+            sp.questions.extend(dp.questions);
+            sp.not_asked.extend(dp.not_asked);
+            for q in &sp.questions {
+                asked_on_primary.insert((s.family.clone() + &s.variant, q.template_id.clone()));
+            }
+        } else {
+            sp.questions.retain(|q| {
+                !asked_on_primary.contains(&(s.family.clone() + &s.variant, q.template_id.clone()))
+            });
+        }
+        for (tid, why) in sp.not_asked {
+            *not_asked.entry(format!("{tid}: {why}")).or_default() += 1;
+        }
+        if !sp.questions.is_empty() {
+            per_family[fk].push(sp.questions);
+            slices.insert(s.id.clone(), s);
+        }
+    }
+    for (fk, fam) in fams.iter().enumerate() {
+        let by_merge = merged_into
+            .get(&fk)
+            .is_some_and(|&other| !per_family[other].is_empty());
+        if per_family[fk].is_empty() && !by_merge {
             coverage.without_prompts.insert(
                 fam.to_string(),
                 "no template applies (no definition reached, or no feature a template needs)"
@@ -163,15 +330,13 @@ pub fn plan_run(
         } else {
             coverage.with_prompts += 1;
         }
-        per_family.push(qs);
     }
-    // Round-robin over families so a limited run still spreads out.
     let mut questions = Vec::new();
     let longest = per_family.iter().map(|q| q.len()).max().unwrap_or(0);
     for k in 0..longest {
         for qs in &per_family {
             if let Some(q) = qs.get(k) {
-                questions.push(q.clone());
+                questions.extend(q.iter().cloned());
             }
         }
     }
@@ -183,7 +348,147 @@ pub fn plan_run(
         slices,
         questions,
         coverage,
+        not_asked,
+        identical_slices,
+        twin_slices,
     })
+}
+
+/// Fact entries each in-scope API should have at least.
+pub const MIN_FACT_ENTRIES: usize = 3;
+
+/// The in-scope APIs of a run (families kept by scope, `--api` and `--shard`), each
+/// family's members in representative order (real single precision first).
+pub fn run_apis<'g>(p: &ExtractPlan, graph: &CodeGraph<'g>, scope: &Scope) -> Vec<&'g ApiFunction> {
+    let mut families: BTreeMap<&str, Vec<&ApiFunction>> = BTreeMap::new();
+    for a in graph.api() {
+        families.entry(a.family.as_str()).or_default().push(a);
+    }
+    let mut out = Vec::new();
+    for (fam, mut members) in families {
+        if !scope.family_in(fam) {
+            continue;
+        }
+        if let Some(g) = &p.api_glob {
+            if !members.iter().any(|a| g.is_match(&a.name)) {
+                continue;
+            }
+        }
+        if let Some((i, n)) = p.shard {
+            if shard_of(fam, n) != i {
+                continue;
+            }
+        }
+        let pref = |a: &ApiFunction| {
+            let k = ["s", "d", "", "h", "c", "z"]
+                .iter()
+                .position(|x| *x == a.precision)
+                .unwrap_or(9);
+            (a.variants.len(), k, a.name.clone())
+        };
+        members.sort_by_key(|a| pref(a));
+        out.extend(members);
+    }
+    out
+}
+
+/// Renders, validates and writes the fact entries of a run: every entry passes the
+/// same checks as LLM entries ([`crate::validate::file::check_entry`]) and is not a
+/// near-duplicate of one kept; the report names every in-scope API left with fewer
+/// than [`MIN_FACT_ENTRIES`].
+#[allow(clippy::too_many_arguments)]
+pub fn write_fact_entries(
+    apis: &[&ApiFunction],
+    graph: &CodeGraph,
+    reader: &crate::facts::FactReader,
+    pin: &SourcePin,
+    pins: &crate::source::Pins,
+    grounding: &crate::validate::Grounding,
+    threshold: f64,
+    out: &mut RunOutput,
+) -> Result<crate::model::FactEntriesReport, EmitError> {
+    let mut report = crate::model::FactEntriesReport {
+        apis: apis.len(),
+        ..Default::default()
+    };
+    let mut all = Vec::with_capacity(apis.len());
+    for a in apis {
+        let f = reader.read(&graph.interface(a));
+        report.facts += f.facts.len();
+        all.push(f);
+    }
+    let source = SourceRef {
+        origin: pin.origin.clone(),
+        sha256: pin.sha256.clone(),
+    };
+    let rendered =
+        crate::facts::qa::render(&all, grounding.trees, &source, &generator()).map_err(|e| {
+            EmitError::Io {
+                action: "read a file the facts cite",
+                path: out.dir().display().to_string(),
+                source: std::io::Error::other(e.to_string()),
+            }
+        })?;
+    report.rendered = rendered.len();
+    let mut seen = DedupIndex::default();
+    for e in crate::emit::read_jsonl::<Entry>(&out.dir().join("entries.jsonl"))? {
+        seen.insert(
+            &e.id,
+            signature(&entry_text(&e.question, &e.answer, e.code.as_deref())),
+        );
+    }
+    let mut per_api: BTreeMap<&str, usize> = BTreeMap::new();
+    for mut e in rendered {
+        if out.is_done(&e.id) {
+            report.kept_before += 1;
+            for a in &e.apis {
+                if let Some(k) = apis.iter().find(|x| x.name == *a) {
+                    *per_api.entry(k.name.as_str()).or_default() += 1;
+                }
+            }
+            continue;
+        }
+        match crate::validate::file::check_entry(&e, grounding, pins) {
+            Ok(checks) => e.validation = checks,
+            Err(f) => {
+                tracing::debug!(id = %e.id, reason = %f.reason, detail = %f.detail, "Fact entry refused.");
+                *report.rejected.entry(f.reason.to_string()).or_default() += 1;
+                continue;
+            }
+        }
+        let sig = signature(&entry_text(&e.question, &e.answer, e.code.as_deref()));
+        if seen.nearest(&sig, threshold).is_some() {
+            report.near_duplicates += 1;
+            continue;
+        }
+        seen.insert(&e.id, sig);
+        for a in &e.apis {
+            if let Some(k) = apis.iter().find(|x| x.name == *a) {
+                *per_api.entry(k.name.as_str()).or_default() += 1;
+            }
+        }
+        out.write_entry(&e)?;
+        report.written += 1;
+    }
+    for (a, f) in apis.iter().zip(&all) {
+        let n = per_api.get(a.name.as_str()).copied().unwrap_or(0);
+        if n < MIN_FACT_ENTRIES {
+            let kinds: BTreeSet<&str> = f.facts.iter().map(|x| x.kind.label()).collect();
+            let why = if f.facts.is_empty() {
+                "no fact read: the call graph reaches no definition with launches, checks or device code".to_string()
+            } else {
+                format!(
+                    "{} facts ({}), which answer only {n} of the templates",
+                    f.facts.len(),
+                    kinds.into_iter().collect::<Vec<_>>().join(", ")
+                )
+            };
+            report
+                .below_minimum
+                .insert(a.name.clone(), format!("{n} fact entries: {why}"));
+        }
+    }
+    Ok(report)
 }
 
 /// SHA-256 of the messages as sent.
@@ -221,6 +526,7 @@ pub fn manifest_for(p: &ExtractPlan, planned: &Planned) -> Manifest {
         *m.prompts_by_family.entry(fam).or_default() += 1;
         m.planned_prompt_tokens += q.prompt_tokens;
     }
+    m.planning = planning(planned);
     m.toolchain
         .insert("rocqa".into(), env!("CARGO_PKG_VERSION").into());
     m.toolchain.insert(
@@ -230,6 +536,93 @@ pub fn manifest_for(p: &ExtractPlan, planned: &Planned) -> Manifest {
     m.toolchain
         .insert("parser".into(), "tree-sitter-cpp 0.23".into());
     m
+}
+
+/// Prefix cache assumed for the planning figure: about what one large GPU serving a
+/// 32B model keeps.
+pub const PREFIX_CACHE_TOKENS: usize = 270_000;
+
+/// The planning figures of a plan: what was merged or not asked, target sizes,
+/// repeats, tokens one by one and grouped, and the expected prefix-cache share.
+pub fn planning(planned: &Planned) -> crate::emit::Planning {
+    let mut f = crate::emit::Planning {
+        slices: planned.slices.len(),
+        identical_slices_merged: planned.identical_slices,
+        twin_slices: planned.twin_slices,
+        not_asked: planned.not_asked.clone(),
+        prefix_cache_tokens: PREFIX_CACHE_TOKENS,
+        ..Default::default()
+    };
+    let mut texts: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut by_slice: BTreeMap<&str, Vec<&Question>> = BTreeMap::new();
+    let mut total = 0;
+    for q in &planned.questions {
+        *f.prompts_by_difficulty
+            .entry(q.difficulty.clone())
+            .or_default() += 1;
+        *texts.entry(q.text.as_str()).or_default() += 1;
+        by_slice.entry(q.slice_id.as_str()).or_default().push(q);
+        total += q.prompt_tokens;
+        if let Some(s) = planned.slices.get(&q.slice_id) {
+            if !s.focus.target.is_empty() && q.text.contains(&s.focus.target) {
+                let bucket = match s.focus.target_lines {
+                    0..=20 => "<=20",
+                    21..=50 => "21-50",
+                    51..=100 => "51-100",
+                    101..=200 => "101-200",
+                    _ => ">200",
+                };
+                *f.target_kernel_lines.entry(bucket.into()).or_default() += 1;
+            }
+        }
+    }
+    f.duplicate_question_texts = texts.values().map(|n| n - 1).sum();
+    f.prompt_tokens_per_question = total / planned.questions.len().max(1);
+    f.grouped_prompt_tokens = by_slice
+        .iter()
+        .filter_map(|(id, qs)| {
+            let s = planned.slices.get(*id)?;
+            Some(crate::question::grouped_messages(s, qs).1)
+        })
+        .sum();
+    f.prefix_cache_share = prefix_cache_share(planned, PREFIX_CACHE_TOKENS);
+    f
+}
+
+/// Share of prompt tokens (percent) an LRU cache of `capacity` tokens serves from
+/// cached prefixes when the questions are sent in planned order: a question's prefix
+/// (system prompt and slice) is a hit when the same slice's prefix is still cached.
+pub fn prefix_cache_share(planned: &Planned, capacity: usize) -> f64 {
+    let mut lru: std::collections::VecDeque<(&str, usize)> = Default::default();
+    let mut held = 0usize;
+    let (mut hit, mut total) = (0usize, 0usize);
+    for q in &planned.questions {
+        total += q.prompt_tokens;
+        let prefix = planned
+            .slices
+            .get(&q.slice_id)
+            .map_or(0, |s| s.tokens)
+            .min(q.prompt_tokens);
+        if let Some(k) = lru.iter().position(|(id, _)| *id == q.slice_id) {
+            hit += prefix;
+            let e = lru.remove(k).expect("position is in range");
+            lru.push_back(e);
+            continue;
+        }
+        lru.push_back((q.slice_id.as_str(), prefix));
+        held += prefix;
+        while held > capacity {
+            match lru.pop_front() {
+                Some((_, t)) => held -= t,
+                None => break,
+            }
+        }
+    }
+    if total == 0 {
+        0.0
+    } else {
+        (hit as f64 * 1000.0 / total as f64).round() / 10.0
+    }
 }
 
 /// `rocqa <version>`.
@@ -350,7 +743,8 @@ impl Writer<'_, '_> {
             prompt_sha256: prompt_hash(q),
             usage,
             validation: v.checks,
-            generator: generator(),
+            generator: "llm".into(),
+            tool: generator(),
         };
         // The contract rocqa validate holds entries to, held here too.
         let broken = serde_json::to_value(&entry)

@@ -532,6 +532,40 @@ pub struct Slice {
     pub difficulty: String,
     /// Tokens of all pieces.
     pub tokens: usize,
+    /// What the slice is cut for, and values read off its code for the questions.
+    #[serde(default)]
+    pub focus: SliceFocus,
+}
+
+/// The function or kernel a slice is cut for, the host chain that reaches it, and
+/// specific values read off the code (launch site, block shape, conditions) that make
+/// the questions about it specific.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SliceFocus {
+    /// The target's name (empty when the slice has no kernel to aim at).
+    pub target: String,
+    /// `file:start-end` of the target, shown whole.
+    pub target_range: String,
+    /// Lines of the target.
+    pub target_lines: u32,
+    /// Host chain from the entry point down to the target, by name.
+    pub chain: Vec<String>,
+    /// Files of the chain pieces and the target (for difficulty).
+    pub chain_files: Vec<String>,
+    /// The function that launches the target.
+    pub launcher: String,
+    /// The argument-check function on the chain.
+    pub arg_check: String,
+    /// Base-form functions shown beside the variant's own (variant slices).
+    pub base_counterparts: Vec<String>,
+    /// The variant function that differs from its base counterpart.
+    pub variant_impl: String,
+    /// The rocBLAS kernel a rocSOLVER slice reaches, when shown.
+    pub cross_kernel: String,
+    /// The API of an earlier family whose slice this one nearly repeats.
+    pub twin_of: String,
+    /// Placeholder values read off the code (`launch_site`, `block`, `condition`, ...).
+    pub values: std::collections::BTreeMap<String, String>,
 }
 
 /// One question to ask about one slice.
@@ -560,7 +594,7 @@ pub struct Question {
 }
 
 /// Version of the entry and reject record layout (`src/emit/entry.schema.json`).
-pub const ENTRY_SCHEMA_VERSION: u32 = 1;
+pub const ENTRY_SCHEMA_VERSION: u32 = 2;
 
 /// A cited line range, checked against the pinned tree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -678,8 +712,11 @@ pub struct Entry {
     pub usage: TokenUsage,
     /// Validation checks that ran, all passed.
     pub validation: Vec<Check>,
-    /// `rocqa <version>`.
+    /// What wrote the answer: `llm` (a model, validated) or `facts` (rendered from
+    /// facts read off the code, no model).
     pub generator: String,
+    /// `rocqa <version>`.
+    pub tool: String,
 }
 
 /// A question that produced no entry, and why.
@@ -809,4 +846,25 @@ pub struct ApiFacts {
     pub facts: Vec<Fact>,
     /// Launch sites of the graph left out, and why (not reached by this API's arguments).
     pub excluded: Vec<String>,
+}
+
+/// What the fact entries of an extract run came to (in the manifest).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FactEntriesReport {
+    /// In-scope APIs whose facts were read.
+    pub apis: usize,
+    /// Facts read over those APIs.
+    pub facts: usize,
+    /// Fact entries rendered.
+    pub rendered: usize,
+    /// Written by this run.
+    pub written: usize,
+    /// Already in `entries.jsonl` from an earlier run.
+    pub kept_before: usize,
+    /// Rendered entries the validator refused, by reason (none is written).
+    pub rejected: std::collections::BTreeMap<String, usize>,
+    /// Rendered entries left out as near-duplicates of one kept.
+    pub near_duplicates: usize,
+    /// In-scope APIs with fewer than the minimum of fact entries, and why.
+    pub below_minimum: std::collections::BTreeMap<String, String>,
 }

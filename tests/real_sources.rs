@@ -441,7 +441,7 @@ fn dry_run_prompts_cover_the_in_scope_families_and_every_category() {
         rocqa::question::load_templates(&l.root.join(&project.extract.templates)).unwrap();
     let all_categories: std::collections::BTreeSet<&str> =
         templates.iter().map(|t| t.category.as_str()).collect();
-    assert_eq!(all_categories.len(), 6);
+    assert!(all_categories.len() >= 6, "{all_categories:?}");
     for (lib, version, pair) in [
         ("rocblas", "6.4.4", None),
         ("rocsolver", "6.4.3", Some(("rocblas", "6.4.4"))),
@@ -489,11 +489,12 @@ fn dry_run_prompts_cover_the_in_scope_families_and_every_category() {
             planned.coverage.without_prompts
         );
         assert_eq!(cats, all_categories, "{lib}: a category has no prompt");
-        // Every prompt fits the slice budget plus the question.
+        // Every prompt fits the slice budget (twice the base budget for the host chain
+        // and a whole target) plus the question.
         let budget = rocqa::slice::SliceLimits::default().budget_tokens;
         for q in &planned.questions {
             assert!(
-                q.prompt_tokens < budget + 1500,
+                q.prompt_tokens < 2 * budget + 1500,
                 "{}: {} tokens",
                 q.id,
                 q.prompt_tokens

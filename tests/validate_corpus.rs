@@ -68,7 +68,7 @@ fn slice() -> Vec<PieceRef> {
 
 fn entry(n: usize, question: &str, answer: &str, cites: &[(&str, u32, u32)]) -> Entry {
     Entry {
-        schema_version: 1,
+        schema_version: rocqa::model::ENTRY_SCHEMA_VERSION,
         id: format!("rocblas-{n:016x}"),
         lib: "rocblas".into(),
         version: "6.4.4".into(),
@@ -107,7 +107,8 @@ fn entry(n: usize, question: &str, answer: &str, cites: &[(&str, u32, u32)]) -> 
             ok: true,
             detail: String::new(),
         }],
-        generator: "rocqa 0.1.0".into(),
+        generator: "llm".into(),
+        tool: "rocqa 0.1.0".into(),
     }
 }
 

@@ -36,7 +36,7 @@ fn good(id: &str, question: &str, answer: &str) -> Entry {
     let kernel = cite(KERNELS, 26, 58);
     let launcher = cite(KERNELS, 182, 322);
     Entry {
-        schema_version: 1,
+        schema_version: rocqa::model::ENTRY_SCHEMA_VERSION,
         id: id.into(),
         lib: "rocblas".into(),
         version: "6.4.4".into(),
@@ -94,7 +94,8 @@ fn good(id: &str, question: &str, answer: &str) -> Entry {
             ok: true,
             detail: String::new(),
         }],
-        generator: "rocqa test".into(),
+        generator: "llm".into(),
+        tool: "rocqa 0.1.0".into(),
     }
 }
 

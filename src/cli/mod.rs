@@ -858,7 +858,70 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         return Ok(if planned.questions.is_empty() { 1 } else { 0 });
     }
 
-    let mut cfg = crate::llm::LlmConfig::resolve(&project.llm)?;
+    let prefixes: Vec<String> = std::iter::once(&main.index.lib)
+        .chain(pair.as_ref().map(|p| &p.1))
+        .filter_map(|l| {
+            project
+                .library
+                .get(l.as_str())
+                .map(|c| c.api_prefix.clone())
+        })
+        .collect();
+    let known = crate::validate::grounding::KnownNames::from_indexes(&indexes, &prefixes)
+        .with_trees(&trees)
+        .with_system_headers();
+    // Fact entries first: they need no model, so a run without an endpoint still writes
+    // real entries.
+    let dir = out_dir(&layout.root, &plan, false);
+    let mut out = crate::emit::RunOutput::open(&dir)?;
+    let mut libs = vec![(lib.as_str(), version.as_str())];
+    if let Some((_, l, v)) = &pair {
+        libs.push((l.as_str(), v.as_str()));
+    }
+    let code = code_text(layout, &project, &libs)?;
+    let lcfg = project.library(&lib)?;
+    let reader = crate::facts::FactReader::new(&code, &lcfg.api_prefix, &lcfg.precisions);
+    let apis = crate::extract::run_apis(&plan, &graph, &main.scope);
+    let grounding = crate::validate::Grounding {
+        trees: &trees,
+        known: &known,
+    };
+    let report = crate::extract::write_fact_entries(
+        &apis,
+        &graph,
+        &reader,
+        &pin,
+        &pins,
+        &grounding,
+        crate::validate::dedup::DEFAULT_THRESHOLD,
+        &mut out,
+    )?;
+    say!(
+        "{lib} {version}: {} fact entries written now ({} from before) for {} in-scope APIs; {} refused by validation, {} near-duplicates left out; {} APIs below {} fact entries (named in the manifest)",
+        report.written,
+        report.kept_before,
+        report.apis,
+        report.rejected.values().sum::<usize>(),
+        report.near_duplicates,
+        report.below_minimum.len(),
+        crate::extract::MIN_FACT_ENTRIES
+    );
+    manifest.fact_entries = Some(report);
+    let mut cfg = match crate::llm::LlmConfig::resolve(&project.llm) {
+        Ok(c) => c,
+        Err(crate::llm::LlmError::NoEndpoint(how)) => {
+            manifest.duration_ms = t0.elapsed().as_millis() as u64;
+            manifest.count_outputs(&dir)?;
+            manifest.write(&dir)?;
+            say!(
+                "{} entries in {}; no LLM endpoint is configured, so no LLM entries were asked for. To add them: {how}",
+                manifest.entries,
+                dir.display()
+            );
+            return Ok(if manifest.entries == 0 { 1 } else { 0 });
+        }
+        Err(e) => return Err(e.into()),
+    };
     if let Some(c) = a.concurrency {
         cfg.concurrency = c.max(1);
     }
@@ -872,8 +935,6 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         Some(crate::llm::ResponseCache::open(&p)?)
     };
     let client = crate::llm::LlmClient::new(cfg, cache)?;
-    let dir = out_dir(&layout.root, &plan, false);
-    let mut out = crate::emit::RunOutput::open(&dir)?;
     let todo = planned
         .questions
         .iter()
@@ -888,18 +949,6 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
             tracing::info!(done, total, "Answers received.");
         }
     };
-    let prefixes: Vec<String> = std::iter::once(&main.index.lib)
-        .chain(pair.as_ref().map(|p| &p.1))
-        .filter_map(|l| {
-            project
-                .library
-                .get(l.as_str())
-                .map(|c| c.api_prefix.clone())
-        })
-        .collect();
-    let known = crate::validate::grounding::KnownNames::from_indexes(&indexes, &prefixes)
-        .with_trees(&trees)
-        .with_system_headers();
     let compiler = compiler_for(layout, &project, &[(lib.clone(), version.clone())])?;
     let cx = crate::extract::RunContext {
         client: &client,

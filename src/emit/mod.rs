@@ -296,6 +296,40 @@ pub struct Manifest {
     pub duration_ms: u64,
     /// Tools involved and their versions.
     pub toolchain: BTreeMap<String, String>,
+    /// How the questions were planned (slices, targets, repeats, tokens, cache).
+    #[serde(default)]
+    pub planning: Planning,
+    /// Fact entries (generator `facts`), when the run wrote any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fact_entries: Option<crate::model::FactEntriesReport>,
+}
+
+/// Planning figures of a run, written by every run and the point of a dry run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Planning {
+    /// Slices asked about.
+    pub slices: usize,
+    /// Slices merged into an identical one (their APIs listed there).
+    pub identical_slices_merged: usize,
+    /// Slices that nearly repeat another family's (asked only what tells them apart).
+    pub twin_slices: usize,
+    /// Questions not asked, by template and reason.
+    pub not_asked: BTreeMap<String, usize>,
+    /// Questions per difficulty.
+    pub prompts_by_difficulty: BTreeMap<String, usize>,
+    /// Questions naming a target kernel, by the kernel's size in lines.
+    pub target_kernel_lines: BTreeMap<String, usize>,
+    /// Questions that repeat another question's exact text.
+    pub duplicate_question_texts: usize,
+    /// Mean prompt tokens per question, one request per question.
+    pub prompt_tokens_per_question: usize,
+    /// Prompt tokens if every slice's questions go in one request (`--group-questions`).
+    pub grouped_prompt_tokens: usize,
+    /// Share of prompt tokens an LRU prefix cache of `prefix_cache_tokens` would serve,
+    /// in the planned order (percent).
+    pub prefix_cache_share: f64,
+    /// The cache size assumed.
+    pub prefix_cache_tokens: usize,
 }
 
 /// Which in-scope families the run covers.

@@ -84,10 +84,31 @@ pub struct TemplateSpec {
     /// Slice features of which at least one must hold.
     #[serde(default)]
     pub any_of: Vec<String>,
-    /// Asked about a variant's slice (`batched`, `strided_batched`, `64`, `complex`)
-    /// instead of the family's.
+    /// Asked about a variant's slice (`batched`, `strided_batched`, `64`, `complex`,
+    /// `ex`) instead of the family's.
     #[serde(default)]
     pub variant: bool,
+    /// Only these variants (implies `variant`): `edge.complex` only on complex slices.
+    #[serde(default)]
+    pub variants: Vec<String>,
+    /// What an ideal answer must cite, which sets the difficulty: `target` (one
+    /// function: L1), `launch` (target and launcher), `chain` (entry to target),
+    /// `arg-check` (the check in its calling context), `variant` (variant and base
+    /// form). Several files make it L3, one file L2.
+    #[serde(default)]
+    pub cites: Option<String>,
+    /// Asked on slices that nearly repeat another family's (`skip`, the default),
+    /// on those too (`also`), or only there (`only`).
+    #[serde(default = "twins_skip")]
+    pub twins: String,
+    /// Other wordings of `text`; each slice gets one, chosen by a hash, among those
+    /// whose placeholders its code fills.
+    #[serde(default)]
+    pub phrasings: Vec<String>,
+    /// Placeholders the slice must fill although the text does not show them (an
+    /// edge-case question needs the argument check in its slice).
+    #[serde(default)]
+    pub needs: Vec<String>,
     /// The answer must contain HIP code.
     #[serde(default)]
     pub code: bool,
@@ -99,6 +120,16 @@ pub struct TemplateSpec {
 fn slice_level() -> String {
     "slice".to_string()
 }
+
+fn twins_skip() -> String {
+    "skip".to_string()
+}
+
+/// Variant groups a template may name.
+pub const VARIANTS: [&str; 5] = ["batched", "strided_batched", "64", "complex", "ex"];
+
+/// What an answer may be required to cite (`cites`).
+pub const CITES: [&str; 6] = ["target", "launch", "chain", "arg-check", "variant", "entry"];
 
 /// A checked template.
 #[derive(Debug, Clone)]
@@ -117,16 +148,62 @@ pub struct Template {
     pub any_of: Vec<String>,
     /// Asked about variant slices.
     pub variant: bool,
+    /// Only these variants (empty: any, when `variant`).
+    pub variants: Vec<String>,
+    /// What the answer must cite (sets the difficulty when `difficulty` is not fixed).
+    pub cites: Option<String>,
+    /// `skip`, `also` or `only` on twin slices.
+    pub twins: String,
     /// Answer must carry code.
     pub code: bool,
     /// Question text with placeholders.
     pub text: String,
+    /// Other wordings.
+    pub phrasings: Vec<String>,
+    /// Placeholders that must fill although the text does not show them.
+    pub needs: Vec<String>,
     /// `file:line` it came from.
     pub origin: String,
 }
 
-const PLACEHOLDERS: [&str; 10] = [
-    "api", "apis", "family", "variant", "kernel", "kernels", "launcher", "entry", "lib", "version",
+const PLACEHOLDERS: [&str; 37] = [
+    "twin",
+    "grid_limit",
+    "grid_limit_site",
+    "info_site",
+    "arch",
+    "arch_site",
+    "workspace_fn",
+    "cross_kernel",
+    "api",
+    "apis",
+    "family",
+    "variant",
+    "kernel",
+    "kernels",
+    "launcher",
+    "entry",
+    "lib",
+    "version",
+    "kernel_range",
+    "kernel_lines",
+    "arg_check",
+    "arg_check_site",
+    "impl",
+    "base_impl",
+    "base_api",
+    "launch_site",
+    "launch_line",
+    "shape",
+    "condition",
+    "threshold",
+    "threshold_site",
+    "bounds",
+    "barrier",
+    "lds",
+    "atomic",
+    "wave",
+    "hand_over",
 ];
 
 /// Loads and checks every `*.toml` in a folder, sorted by file name.
@@ -206,13 +283,41 @@ pub fn parse_templates(text: &str, name: &str) -> Result<Vec<Template>, Template
                 ));
             }
         }
-        if let Some(open) = unclosed_placeholder(&t.text) {
+        for v in &t.variants {
+            if !VARIANTS.contains(&v.as_str()) {
+                return Err(bad(
+                    "variants",
+                    format!("unknown variant `{v}`; known: {}", VARIANTS.join(", ")),
+                ));
+            }
+        }
+        if let Some(c) = &t.cites {
+            if !CITES.contains(&c.as_str()) {
+                return Err(bad(
+                    "cites",
+                    format!("`{c}` is not one of {}", CITES.join(", ")),
+                ));
+            }
+        }
+        if !["skip", "also", "only"].contains(&t.twins.as_str()) {
             return Err(bad(
-                "text",
-                format!("unclosed placeholder {{{open}: close it with `}}`"),
+                "twins",
+                format!("`{}` is not one of skip, also, only", t.twins),
             ));
         }
-        for ph in placeholders(&t.text) {
+        for x in std::iter::once(&t.text).chain(&t.phrasings) {
+            if let Some(open) = unclosed_placeholder(x) {
+                return Err(bad(
+                    "text",
+                    format!("unclosed placeholder {{{open}: close it with `}}`"),
+                ));
+            }
+        }
+        for ph in std::iter::once(&t.text)
+            .chain(&t.phrasings)
+            .flat_map(|x| placeholders(x))
+            .chain(t.needs.iter().cloned())
+        {
             if !PLACEHOLDERS.contains(&ph.as_str()) {
                 return Err(bad(
                     "text",
@@ -236,9 +341,14 @@ pub fn parse_templates(text: &str, name: &str) -> Result<Vec<Template>, Template
             difficulty,
             requires: t.requires,
             any_of: t.any_of,
-            variant: t.variant,
+            variant: t.variant || !t.variants.is_empty(),
+            variants: t.variants,
+            cites: t.cites,
+            twins: t.twins,
             code: t.code,
             text: t.text.trim().to_string(),
+            phrasings: t.phrasings.iter().map(|p| p.trim().to_string()).collect(),
+            needs: t.needs,
             origin: format!("{name}:{line}"),
         });
     }
@@ -286,22 +396,21 @@ fn placeholders(text: &str) -> Vec<String> {
     out
 }
 
-/// Does a template apply to a slice?
+/// Does a template apply to a slice: the right variant, twin status and features?
 pub fn applies(t: &Template, s: &Slice) -> bool {
-    // Variant templates go to variant slices, the others to the family's slice.
+    // Variant templates go to variant slices (only theirs), the others to the family's.
     if t.variant == s.variant.is_empty() {
         return false;
     }
-    let has = |f: &String| s.features.get(f).unwrap_or(false);
-    if !t.requires.iter().all(has) || (!t.any_of.is_empty() && !t.any_of.iter().any(has)) {
+    if !t.variants.is_empty() && !t.variants.contains(&s.variant) {
         return false;
     }
-    // A placeholder the slice cannot fill makes the question unanswerable.
-    let text = &t.text;
-    let needs_kernel = text.contains("{kernel}") || text.contains("{kernels}");
-    let needs_launcher = text.contains("{launcher}");
-    !(needs_kernel && first(s, PieceRole::Kernel).is_none()
-        || needs_launcher && first(s, PieceRole::Launcher).is_none())
+    let twin = !s.focus.twin_of.is_empty();
+    if matches!((t.twins.as_str(), twin), ("skip", true) | ("only", false)) {
+        return false;
+    }
+    let has = |f: &String| s.features.get(f).unwrap_or(false);
+    t.requires.iter().all(has) && (t.any_of.is_empty() || t.any_of.iter().any(has))
 }
 
 fn first(s: &Slice, role: PieceRole) -> Option<&str> {
@@ -309,6 +418,244 @@ fn first(s: &Slice, role: PieceRole) -> Option<&str> {
         .iter()
         .find(|p| p.role == role)
         .map(|p| p.name.as_str())
+}
+
+fn shown(s: &Slice, name: &str) -> bool {
+    !name.is_empty() && s.pieces.iter().any(|p| p.name == name)
+}
+
+/// Is `file:line` (or `file:start-end`) inside the lines a slice shows?
+fn covered(s: &Slice, site: &str) -> bool {
+    let Some((file, range)) = site.rsplit_once(':') else {
+        return false;
+    };
+    let (a, b) = match range.split_once('-') {
+        Some((a, b)) => (a.parse().unwrap_or(0), b.parse().unwrap_or(0)),
+        None => {
+            let l = range.parse().unwrap_or(0);
+            (l, l)
+        }
+    };
+    // A range must lie in one piece (the target is shown whole, never windowed).
+    s.pieces
+        .iter()
+        .any(|p| p.file == file && p.start <= a && b <= p.end && a > 0)
+}
+
+/// The value of one placeholder for a slice, or why the slice cannot answer a question
+/// that needs it.
+fn value(s: &Slice, ph: &str) -> Result<String, String> {
+    let f = &s.focus;
+    let need = |name: &str, what: &str| -> Result<String, String> {
+        if shown(s, name) {
+            Ok(name.to_string())
+        } else if name.is_empty() {
+            Err(format!("no {what} on the path"))
+        } else {
+            Err(format!("{what} not in the slice"))
+        }
+    };
+    let val = |k: &str| -> Result<String, String> {
+        f.values
+            .get(k)
+            .cloned()
+            .ok_or_else(|| format!("no {k} read off the code"))
+    };
+    let site = |k: &str| -> Result<String, String> {
+        let v = val(k)?;
+        if covered(s, &v) {
+            Ok(v)
+        } else {
+            Err(format!("{k} lines not in the slice"))
+        }
+    };
+    Ok(match ph {
+        "api" => s.api.clone(),
+        "apis" => s.apis.join(", "),
+        "family" => s.family.clone(),
+        "lib" => s.lib.clone(),
+        "version" => s.version.clone(),
+        "variant" => match s.variant.as_str() {
+            "" => "base",
+            "64" => "64-bit (ILP64, `_64`)",
+            "batched" => "batched",
+            "strided_batched" => "strided-batched",
+            "complex" => "complex-precision",
+            "ex" => "extended (`_ex`, mixed-precision)",
+            v => v,
+        }
+        .to_string(),
+        "kernel" => {
+            if f.target.is_empty() {
+                return Err("no target kernel".into());
+            }
+            if !covered(s, &f.target_range) {
+                return Err("target kernel not whole in the slice".into());
+            }
+            f.target.clone()
+        }
+        "kernel_range" => {
+            value(s, "kernel")?;
+            f.target_range.clone()
+        }
+        "kernel_lines" => {
+            value(s, "kernel")?;
+            f.target_lines.to_string()
+        }
+        "kernels" => {
+            let k: Vec<&str> = s
+                .pieces
+                .iter()
+                .filter(|p| p.role == PieceRole::Kernel)
+                .map(|p| p.name.as_str())
+                .collect();
+            if k.is_empty() {
+                return Err("no kernel in the slice".into());
+            }
+            k.join(", ")
+        }
+        "launcher" => need(&f.launcher, "launcher")?,
+        "entry" => first(s, PieceRole::Entry)
+            .ok_or("no entry point in the slice")?
+            .to_string(),
+        "arg_check" => need(&f.arg_check, "argument check")?,
+        "arg_check_site" => site("arg_check_site")?,
+        "impl" => need(&f.variant_impl, "variant function that differs")?,
+        "base_impl" => need(
+            f.base_counterparts.first().map_or("", |x| x.as_str()),
+            "base-form counterpart",
+        )?,
+        "base_api" => {
+            let mut b = s.api.clone();
+            for v in ["_strided_batched", "_batched", "_64"] {
+                b = b.replace(v, "");
+            }
+            if b == s.api {
+                return Err("no base API name".into());
+            }
+            b
+        }
+        "launch_site" => site("launch_site")?,
+        "grid_limit_site" => site("grid_limit_site")?,
+        "info_site" => site("info_site")?,
+        "arch_site" => site("arch_site")?,
+        "twin" => {
+            if f.twin_of.is_empty() {
+                return Err("no twin family".into());
+            }
+            f.twin_of.clone()
+        }
+        "cross_kernel" => need(&f.cross_kernel, "kernel of the other library")?,
+        "workspace_fn" => need(&val("workspace_fn")?, "workspace-size function")?,
+        "barrier" => site("barrier")?,
+        "threshold_site" => site("threshold_site")?,
+        "hand_over" => {
+            let v = val("hand_over")?;
+            let caller = v
+                .split(" in ")
+                .nth(1)
+                .and_then(|x| x.split(' ').next())
+                .unwrap_or("");
+            need(caller, "hand-over call")?;
+            v
+        }
+        k => val(k)?,
+    })
+}
+
+/// Fills a template's text from a slice: `Err` names the first placeholder the slice
+/// cannot answer for.
+pub fn fill_checked(text: &str, s: &Slice) -> Result<String, String> {
+    let mut out = text.to_string();
+    for ph in placeholders(text) {
+        let v = value(s, &ph)?;
+        let v = match ph.as_str() {
+            // Code values read as code.
+            "shape" | "condition" | "threshold" | "bounds" | "lds" | "launch_line" => {
+                format!("`{v}`")
+            }
+            _ => v,
+        };
+        out = out.replace(&format!("{{{ph}}}"), &v);
+    }
+    Ok(out)
+}
+
+/// Fills a template's first wording that the slice can answer; `Err` says why none.
+pub fn fill(t: &Template, s: &Slice) -> Result<String, String> {
+    for ph in &t.needs {
+        value(s, ph)?;
+    }
+    let texts: Vec<&String> = std::iter::once(&t.text).chain(&t.phrasings).collect();
+    let h = Sha256::digest(format!("{}\u{0}{}", s.id, t.id).as_bytes());
+    let k0 = u16::from_be_bytes([h[0], h[1]]) as usize % texts.len();
+    let mut why = None;
+    for k in 0..texts.len() {
+        match fill_checked(texts[(k0 + k) % texts.len()], s) {
+            Ok(x) => return Ok(x),
+            Err(e) => {
+                why.get_or_insert(e);
+            }
+        }
+    }
+    Err(why.unwrap_or_default())
+}
+
+/// Difficulty from what an ideal answer must cite: one function L1, one file L2,
+/// several files (or host and device orchestration across files) L3.
+pub fn difficulty(t: &Template, s: &Slice) -> String {
+    if let Some(d) = &t.difficulty {
+        return d.clone();
+    }
+    let files_of = |names: &[&str]| -> (usize, usize) {
+        let ps: Vec<&crate::model::SlicePiece> = s
+            .pieces
+            .iter()
+            .filter(|p| names.contains(&p.name.as_str()))
+            .collect();
+        let fns: std::collections::BTreeSet<&str> = ps.iter().map(|p| p.name.as_str()).collect();
+        let files: std::collections::BTreeSet<&str> = ps.iter().map(|p| p.file.as_str()).collect();
+        (fns.len(), files.len())
+    };
+    let f = &s.focus;
+    let (fns, files) = match t.cites.as_deref() {
+        Some("target") | Some("entry") => (1, 1),
+        Some("launch") => files_of(&[&f.target, &f.launcher]),
+        Some("chain") => {
+            let names: Vec<&str> = f
+                .chain
+                .iter()
+                .map(|x| x.as_str())
+                .chain([f.target.as_str()])
+                .collect();
+            files_of(&names)
+        }
+        Some("arg-check") => {
+            let mut names = vec![f.arg_check.as_str()];
+            // The check is read in its calling context (the function that calls it).
+            let site_file = f
+                .values
+                .get("arg_check_site")
+                .and_then(|x| x.rsplit_once(':'))
+                .map(|x| x.0);
+            if let Some(caller) = s.pieces.iter().find(|p| Some(p.file.as_str()) == site_file) {
+                names.push(caller.name.as_str());
+            }
+            files_of(&names)
+        }
+        Some("variant") => {
+            let mut names = vec![f.variant_impl.as_str()];
+            names.extend(f.base_counterparts.iter().map(|x| x.as_str()));
+            files_of(&names)
+        }
+        _ => return s.difficulty.clone(),
+    };
+    match (fns, files) {
+        (0..=1, _) => "L1",
+        (_, 0..=1) => "L2",
+        _ => "L3",
+    }
+    .to_string()
 }
 
 /// The system message: how to answer, for every question.
@@ -344,39 +691,6 @@ pub fn answer_schema() -> serde_json::Value {
     })
 }
 
-/// Fills a template's placeholders from a slice.
-pub fn fill(t: &Template, s: &Slice) -> String {
-    let kernels: Vec<&str> = s
-        .pieces
-        .iter()
-        .filter(|p| p.role == PieceRole::Kernel)
-        .map(|p| p.name.as_str())
-        .collect();
-    let entry = first(s, PieceRole::Entry).unwrap_or(&s.api);
-    let variant = match s.variant.as_str() {
-        "" => "base",
-        "64" => "64-bit (ILP64, `_64`)",
-        "batched" => "batched",
-        "strided_batched" => "strided-batched",
-        "complex" => "complex-precision",
-        v => v,
-    };
-    t.text
-        .replace("{api}", &s.api)
-        .replace("{apis}", &s.apis.join(", "))
-        .replace("{family}", &s.family)
-        .replace("{variant}", variant)
-        .replace("{kernel}", kernels.first().copied().unwrap_or("the kernel"))
-        .replace("{kernels}", &kernels.join(", "))
-        .replace(
-            "{launcher}",
-            first(s, PieceRole::Launcher).unwrap_or("the launcher"),
-        )
-        .replace("{entry}", entry)
-        .replace("{lib}", &s.lib)
-        .replace("{version}", &s.version)
-}
-
 /// Stable question id: library, version, slice, template id and version.
 pub fn question_id(s: &Slice, t: &Template) -> String {
     let mut h = Sha256::new();
@@ -384,43 +698,115 @@ pub fn question_id(s: &Slice, t: &Template) -> String {
     format!("{}-{}", s.lib, &format!("{:x}", h.finalize())[..16])
 }
 
-/// Every question the templates ask of a slice.
-pub fn plan(templates: &[Template], s: &Slice) -> Vec<Question> {
+/// The questions a slice gets, and those it cannot answer (template id, why).
+#[derive(Debug, Default)]
+pub struct SlicePlan {
+    /// Questions to ask.
+    pub questions: Vec<Question>,
+    /// Templates that apply but whose question the slice cannot answer.
+    pub not_asked: Vec<(String, String)>,
+}
+
+/// The first line of every user message: which code this is.
+fn prompt_head(s: &Slice) -> String {
+    format!(
+        "Code slice of {lib} {version}, API family `{family}` ({apis}):\n\n",
+        lib = s.lib,
+        version = s.version,
+        family = s.family,
+        apis = s.apis.join(", "),
+    )
+}
+
+/// Every question the templates ask of a slice, each checked for answerability first:
+/// every function and line range its text names must be in the slice.
+pub fn plan(templates: &[Template], s: &Slice) -> SlicePlan {
     let shown = render(s);
     // The slice is the bulk of every prompt: count it once.
     let fixed = count_tokens(SYSTEM_PROMPT) + rendered_tokens(s);
-    templates
-        .iter()
-        .filter(|t| applies(t, s))
-        .map(|t| {
-            let text = fill(t, s);
-            let head = format!(
-                "Code slice of {lib} {version}, API family `{family}` ({apis}):\n\n",
-                lib = s.lib,
-                version = s.version,
-                family = s.family,
-                apis = s.apis.join(", "),
-            );
-            let user = format!("{head}{shown}\nQuestion: {text}");
-            // Token counts add up across these boundaries to within a few tokens.
-            let prompt_tokens = fixed + count_tokens(&head) + count_tokens(&text) + 3;
-            Question {
-                id: question_id(s, t),
-                slice_id: s.id.clone(),
-                category: t.category.clone(),
-                template_id: t.id.clone(),
-                template_version: t.version,
-                difficulty: t.difficulty.clone().unwrap_or_else(|| s.difficulty.clone()),
-                text,
-                requires_code: t.code,
-                messages: vec![
-                    ("system".into(), SYSTEM_PROMPT.into()),
-                    ("user".into(), user),
-                ],
-                prompt_tokens,
+    let head = prompt_head(s);
+    let mut out = SlicePlan::default();
+    for t in templates.iter().filter(|t| applies(t, s)) {
+        let text = match fill(t, s) {
+            Ok(x) => x,
+            Err(why) => {
+                out.not_asked.push((t.id.clone(), why));
+                continue;
             }
-        })
-        .collect()
+        };
+        let user = format!("{head}{shown}\nQuestion: {text}");
+        // Token counts add up across these boundaries to within a few tokens.
+        let prompt_tokens = fixed + count_tokens(&head) + count_tokens(&text) + 3;
+        out.questions.push(Question {
+            id: question_id(s, t),
+            slice_id: s.id.clone(),
+            category: t.category.clone(),
+            template_id: t.id.clone(),
+            template_version: t.version,
+            difficulty: difficulty(t, s),
+            text,
+            requires_code: t.code,
+            messages: vec![
+                ("system".into(), SYSTEM_PROMPT.into()),
+                ("user".into(), user),
+            ],
+            prompt_tokens,
+        });
+    }
+    out
+}
+
+/// The system message for a request that asks all questions of one slice at once.
+pub const GROUPED_SYSTEM_PROMPT: &str = "You are an expert in AMD GPU programming with HIP and in the ROCm math libraries. \
+Answer each numbered question about the library source code using only the code slice given; answer every question on its own, without referring to the other answers. \
+Each slice block starts with `=== file:start-end (name, role) ===`, and every code line starts with its line number. \
+Cite the lines every statement rests on as {\"file\", \"start\", \"end\"} taken from the slice. \
+Do not name functions, kernels or macros that are not in the slice. \
+Reply with one JSON object {\"answers\": [...]} holding, in question order, one object per question with the keys \"question\" (its number), \"answer\" (prose), \"code\" (HIP/C++ source when the question asks for code, else \"\") and \"citations\".";
+
+/// One request for all questions of a slice (which must all be of that slice): the
+/// messages and their token count.
+pub fn grouped_messages(s: &Slice, qs: &[&Question]) -> (Vec<(String, String)>, usize) {
+    let head = prompt_head(s);
+    let mut asked = String::from("\nQuestions:\n");
+    for (k, q) in qs.iter().enumerate() {
+        let extra = if q.requires_code {
+            " (the answer must contain HIP code)"
+        } else {
+            ""
+        };
+        asked.push_str(&format!("{}. {}{extra}\n", k + 1, q.text));
+    }
+    let tokens = count_tokens(GROUPED_SYSTEM_PROMPT)
+        + rendered_tokens(s)
+        + count_tokens(&head)
+        + count_tokens(&asked)
+        + 3;
+    (
+        vec![
+            ("system".into(), GROUPED_SYSTEM_PROMPT.into()),
+            ("user".into(), format!("{head}{}{asked}", render(s))),
+        ],
+        tokens,
+    )
+}
+
+/// The JSON Schema of a grouped reply: an array of per-question answers.
+pub fn grouped_answer_schema(n: usize) -> serde_json::Value {
+    let mut one = answer_schema();
+    if let Some(p) = one["properties"].as_object_mut() {
+        p.insert("question".into(), serde_json::json!({"type": "integer"}));
+    }
+    if let Some(r) = one["required"].as_array_mut() {
+        r.insert(0, serde_json::json!("question"));
+    }
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "answers": {"type": "array", "minItems": n, "maxItems": n, "items": one}
+        },
+        "required": ["answers"]
+    })
 }
 
 #[cfg(test)]

@@ -45,11 +45,23 @@ fn detectors() -> &'static Detectors {
 }
 
 /// Reads the features of a slice from its pieces, its graph and its API names.
-pub fn features_of(pieces: &[SlicePiece], g: &InterfaceGraph, apis: &[String]) -> SliceFeatures {
+///
+/// Device features (LDS, barriers, atomics, wavefront intrinsics) are read off the
+/// target and its helpers when `target` names them, since a question about them names
+/// that kernel; otherwise off every kernel and device helper shown.
+pub fn features_of(
+    pieces: &[SlicePiece],
+    g: &InterfaceGraph,
+    apis: &[String],
+    target: Option<&BTreeSet<&str>>,
+) -> SliceFeatures {
     let d = detectors();
     let device: String = pieces
         .iter()
-        .filter(|p| matches!(p.role, PieceRole::Kernel | PieceRole::DeviceHelper))
+        .filter(|p| match target {
+            Some(names) => names.contains(p.name.as_str()) && p.role != PieceRole::Declaration,
+            None => matches!(p.role, PieceRole::Kernel | PieceRole::DeviceHelper),
+        })
         .map(|p| p.text.as_str())
         .collect::<Vec<_>>()
         .join("\n");
@@ -138,10 +150,14 @@ mod tests {
             piece(PieceRole::Host, "a.cpp", "// __syncthreads in a host comment\nif(handle->pointer_mode == rocblas_pointer_mode_host)"),
             piece(PieceRole::Kernel, "b.hpp", "__shared__ float s[64];\n__syncthreads();\nsum = wf_reduction(sum);"),
         ];
-        let f = features_of(&pieces, &g, &["rocx_sdot_batched_64".to_string()]);
+        let f = features_of(&pieces, &g, &["rocx_sdot_batched_64".to_string()], None);
         assert!(f.lds && f.barriers && f.reductions && f.pointer_mode && f.batched && f.ilp64);
         assert!(!f.atomics && !f.warp_intrinsics && !f.complex);
         assert!(f.multi_file && f.opaque);
         assert_eq!((f.kernels, f.files), (1, 2));
+        // Aimed at a kernel without barriers, the slice has none to ask about.
+        let other = BTreeSet::from(["y"]);
+        let f = features_of(&pieces, &g, &["rocx_sdot".to_string()], Some(&other));
+        assert!(!f.lds && !f.barriers && f.pointer_mode);
     }
 }

@@ -11,6 +11,8 @@
 //! ...) decide which questions make sense for the slice.
 
 pub mod features;
+pub mod target;
+pub mod values;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -21,7 +23,8 @@ use sha2::{Digest, Sha256};
 pub use features::features_of;
 
 use crate::model::{
-    EdgeKind, InterfaceGraph, LibraryIndex, NodeKind, OmittedPiece, PieceRole, Slice, SlicePiece,
+    EdgeKind, InterfaceGraph, LibraryIndex, NodeKind, OmittedPiece, PieceRole, Slice, SliceFocus,
+    SlicePiece,
 };
 
 /// Why a slice could not be cut.
@@ -212,107 +215,296 @@ fn role_of(g: &InterfaceGraph, i: usize) -> PieceRole {
     }
 }
 
-/// Lower is more relevant: kernels and launchers first, then by distance.
-fn rank(role: PieceRole, depth: u32) -> (u32, u32) {
-    let class = match role {
-        PieceRole::Declaration | PieceRole::Entry => 0,
-        PieceRole::Kernel | PieceRole::Launcher => 1,
-        PieceRole::DeviceHelper => 2,
-        PieceRole::Host => 3,
-    };
-    (class, depth)
+/// What a slice is cut for.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CutSpec<'a> {
+    /// The node (a kernel) the questions are about; `None` aims at the entry point and
+    /// any hand-over to a backend.
+    pub target: Option<usize>,
+    /// For a variant slice: the base form's graph. Functions of the variant's chain
+    /// that the base form does not share are shown beside their base counterparts.
+    pub base: Option<&'a InterfaceGraph>,
 }
 
-/// Cuts the slice of one API family from the graph of its representative API.
+/// How much a piece matters to the slice's questions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Tier {
+    /// The host chain, the argument check, the target whole: always shown.
+    Required,
+    /// The target's helpers, the hand-over to a backend, the other library's kernel.
+    Near,
+    /// Everything else reached, by distance.
+    Context,
+}
+
+/// One node to show, with the call lines that must stay visible if it is windowed.
+struct Pick<'g> {
+    graph: &'g InterfaceGraph,
+    node: usize,
+    tier: Tier,
+    /// Shown whole, never windowed (the target).
+    whole: bool,
+    /// Lines in the node that must be visible (calls to the next step of a chain).
+    keep: Vec<u32>,
+    /// Label override (base-form counterparts).
+    note: Option<&'static str>,
+}
+
+/// Adds a node to show, or raises the tier of one already picked.
+fn add<'g>(
+    picks: &mut Vec<Pick<'g>>,
+    graph: &'g InterfaceGraph,
+    node: usize,
+    tier: Tier,
+    whole: bool,
+    keep: Vec<u32>,
+    note: Option<&'static str>,
+) {
+    if let Some(p) = picks
+        .iter_mut()
+        .find(|p| std::ptr::eq(p.graph, graph) && p.node == node)
+    {
+        p.tier = p.tier.min(tier);
+        p.whole |= whole;
+        p.keep.extend(keep);
+    } else {
+        picks.push(Pick {
+            graph,
+            node,
+            tier,
+            whole,
+            keep,
+            note,
+        });
+    }
+}
+
+/// Cuts one slice: the host chain from the entry point down to the target, the target
+/// whole, then what the answer needs by relevance, within the budget.
 ///
-/// `family_apis` are all the API names the slice stands for (its precision variants).
+/// `family_apis` are all the API names the slice stands for.
 pub fn cut(
     g: &InterfaceGraph,
     family_apis: &[String],
     variant: &str,
+    spec: CutSpec,
     indexes: &[&LibraryIndex],
     trees: &Trees,
     limits: SliceLimits,
 ) -> Result<Slice, SliceError> {
-    // Candidate pieces: every node with code, once per (lib, file, line range).
-    let mut seen = BTreeSet::new();
-    let mut cands: Vec<(usize, PieceRole)> = Vec::new();
-    // Numerics checking is the same for every API: its code stays out of slices.
-    let computing = g.reachable_without(EdgeKind::CheckNumerics);
-    for (i, n) in g.nodes.iter().enumerate() {
-        if n.kind == NodeKind::Opaque || n.file.is_empty() || !computing[i] {
+    let par = target::parents(g);
+    let mut picks: Vec<Pick> = Vec::new();
+    let mut focus = SliceFocus::default();
+    add(&mut picks, g, 0, Tier::Required, false, vec![], None);
+    // The host chain down to the target (or, without one, to the first kernel or
+    // hand-over), with the call lines that lead on.
+    let aim = spec.target.or_else(|| {
+        (1..g.nodes.len()).find(|&i| matches!(g.nodes[i].kind, NodeKind::Opaque | NodeKind::Kernel))
+    });
+    let chain: Vec<(usize, u32)> = match aim {
+        Some(t) => target::path_to(&par, t),
+        None => (0..g.nodes.len().min(2)).map(|i| (i, 0)).collect(),
+    };
+    for &(i, line) in &chain {
+        if i == 0 || g.nodes[i].kind == NodeKind::Opaque || Some(i) == spec.target {
             continue;
         }
-        if seen.insert((n.lib.clone(), n.file.clone(), n.start_line, n.end_line)) {
-            cands.push((i, role_of(g, i)));
+        add(&mut picks, g, i, Tier::Required, false, vec![line], None);
+        focus.chain.push(g.nodes[i].name.clone());
+    }
+    // The argument checks the chain calls, and where it calls them.
+    for &(c, _) in &chain {
+        for e in g.edges.iter().filter(|e| e.from == c) {
+            if target::is_arg_check(&g.nodes[e.to].name) && !g.nodes[e.to].file.is_empty() {
+                add(&mut picks, g, c, Tier::Required, false, vec![e.line], None);
+                add(&mut picks, g, e.to, Tier::Required, false, vec![], None);
+                if focus.arg_check.is_empty() {
+                    focus.arg_check = g.nodes[e.to].name.clone();
+                    focus
+                        .values
+                        .insert("arg_check_site".into(), format!("{}:{}", e.file, e.line));
+                }
+            }
         }
     }
-    let mut order: Vec<usize> = (0..cands.len()).collect();
-    order.sort_by_key(|&k| (rank(cands[k].1, g.nodes[cands[k].0].depth), k));
+    // Hand-overs to a backend whose code is not in the tree: the call that hands over.
+    for o in (0..g.nodes.len())
+        .filter(|&i| g.nodes[i].kind == NodeKind::Opaque)
+        .take(2)
+    {
+        let path = target::path_to(&par, o);
+        for w in path.windows(2) {
+            let (i, line) = w[0];
+            if i != 0 {
+                add(&mut picks, g, i, Tier::Near, false, vec![line], None);
+            }
+        }
+        if let Some(&(caller, line)) = path.iter().rev().nth(1) {
+            if !focus.values.contains_key("hand_over") && caller != 0 {
+                focus.values.insert(
+                    "hand_over".into(),
+                    format!(
+                        "{} in {} ({}:{line})",
+                        g.nodes[o].name, g.nodes[caller].name, g.nodes[caller].file
+                    ),
+                );
+            }
+        }
+    }
+    if let Some(t) = spec.target {
+        add(&mut picks, g, t, Tier::Required, true, vec![], None);
+        let n = &g.nodes[t];
+        focus.target = n.name.clone();
+        focus.target_range = format!("{}:{}-{}", n.file, n.start_line, n.end_line);
+        focus.target_lines = target::lines_of(g, t);
+        if let Some((l, line)) = par[t] {
+            if g.nodes[l].kind != NodeKind::Api {
+                focus.launcher = g.nodes[l].name.clone();
+                focus
+                    .values
+                    .insert("launch_site".into(), format!("{}:{line}", g.nodes[l].file));
+            }
+        }
+        // What the target calls, nearest first; one overload per name.
+        for c in dedup_overloads(g, &target::callees(g, t), variant, trees) {
+            if !target::is_noise(&g.nodes[c].name) {
+                add(&mut picks, g, c, Tier::Near, false, vec![], None);
+            }
+        }
+    }
+    // A rocSOLVER slice shows the first rocBLAS kernel it reaches, with its path.
+    if let Some(k) = target::kernels_by_work(g)
+        .into_iter()
+        .find(|&k| g.nodes[k].lib != g.lib && target::lines_of(g, k) <= 200)
+    {
+        for (i, line) in target::path_to(&par, k) {
+            if i != 0 {
+                add(&mut picks, g, i, Tier::Required, i == k, vec![line], None);
+            }
+        }
+        focus.cross_kernel = g.nodes[k].name.clone();
+    }
+    // A variant shows the base form of each chain function it does not share.
+    if let Some(b) = spec.base {
+        let base_ids: BTreeSet<&str> = b.nodes.iter().map(|n| n.id.as_str()).collect();
+        for &(i, _) in &chain {
+            let n = &g.nodes[i];
+            if i == 0 || n.kind != NodeKind::Function || base_ids.contains(n.id.as_str()) {
+                continue;
+            }
+            let stem = strip_variant(&n.name);
+            let found = b.nodes.iter().position(|m| {
+                m.kind == NodeKind::Function && strip_variant(&m.name) == stem && m.id != n.id
+            });
+            if let Some(j) = found {
+                if focus.variant_impl.is_empty() && role_of(g, i) != PieceRole::Entry {
+                    focus.variant_impl = n.name.clone();
+                }
+                add(
+                    &mut picks,
+                    b,
+                    j,
+                    Tier::Required,
+                    false,
+                    vec![],
+                    Some("base form"),
+                );
+                focus.base_counterparts.push(b.nodes[j].name.clone());
+            }
+        }
+    }
+    // The rest of what the graph reaches, by distance: context.
+    let rest: Vec<usize> = (1..g.nodes.len())
+        .filter(|&i| !g.nodes[i].file.is_empty() && !target::is_noise(&g.nodes[i].name))
+        .collect();
+    for c in dedup_overloads(g, &rest, variant, trees) {
+        add(&mut picks, g, c, Tier::Context, false, vec![], None);
+    }
 
+    // Fill: required pieces up to twice the budget (an L3 question needs room), the
+    // near ones while under the budget or the required part plus a margin, context
+    // while under the budget.
+    let hard_cap = limits.budget_tokens * 2;
+    // Numerics checking is the same for every API: its code stays out of slices.
+    let computing = g.reachable_without(EdgeKind::CheckNumerics);
+    let base_computing = spec
+        .base
+        .map(|b| b.reachable_without(EdgeKind::CheckNumerics));
+    picks.retain(|p| {
+        let reach = if std::ptr::eq(p.graph, g) {
+            Some(&computing)
+        } else {
+            base_computing.as_ref()
+        };
+        reach.is_none_or(|r| r.get(p.node).copied().unwrap_or(true))
+    });
+    let mut order: Vec<usize> = (0..picks.len()).collect();
+    order.sort_by_key(|&k| (picks[k].tier, picks[k].graph.nodes[picks[k].node].depth, k));
+    let mut seen_ranges = BTreeSet::new();
     let mut pieces: Vec<(usize, SlicePiece)> = Vec::new();
     let mut omitted = Vec::new();
     let mut used = 0usize;
+    let mut required_used = 0usize;
     for k in order {
-        let (i, role) = cands[k];
-        let n = &g.nodes[i];
-        let lines = trees.lines(&n.lib, &n.file)?;
-        let (start, mut end) = (n.start_line.max(1), n.end_line.max(n.start_line));
-        if used >= limits.budget_tokens {
-            // Full: note what is left out without paying for tokenizing it.
-            let bytes: usize = (start..=end.min(lines.len() as u32))
-                .map(|l| lines[l as usize - 1].len() + 8)
-                .sum();
-            omitted.push(OmittedPiece {
-                name: n.name.clone(),
-                lib: n.lib.clone(),
-                file: n.file.clone(),
-                start,
-                end,
-                tokens: bytes / 4,
-                reason: format!(
-                    "over the slice budget ({used} of {} tokens used; size estimated)",
-                    limits.budget_tokens
-                ),
-            });
+        let pk = &picks[k];
+        let (pg, i) = (pk.graph, pk.node);
+        let n = &pg.nodes[i];
+        if n.file.is_empty() {
             continue;
         }
-        // The declaration of an API runs to its `;`.
+        let role = role_of(pg, i);
+        let lines = trees.lines(&n.lib, &n.file)?;
+        let (start, mut end) = (n.start_line.max(1), n.end_line.max(n.start_line));
+        if !seen_ranges.insert((n.lib.clone(), n.file.clone(), start, end)) {
+            continue;
+        }
+        let cap = match pk.tier {
+            Tier::Required => hard_cap,
+            Tier::Near => hard_cap.min(limits.budget_tokens.max(required_used + 2000)),
+            Tier::Context => limits.budget_tokens,
+        };
+        if used >= cap {
+            omitted.push(omission(n, &lines, start, end, used, limits.budget_tokens));
+            continue;
+        }
+        let mut start = start;
         if role == PieceRole::Declaration {
             end = (start..=(start + 40).min(lines.len() as u32))
                 .find(|&l| lines.get(l as usize - 1).is_some_and(|t| t.contains(';')))
                 .unwrap_or(start);
+            start = doc_comment_start(&lines, start);
         }
-        let mut text = numbered(&lines, start, end);
         let expanded = expanded_text(indexes, &n.lib, &n.file, n.line, &n.name);
-        if let Some(x) = &expanded {
-            text.push_str(&format!(
-                "// as the compiler sees it after macro expansion:\n{x}\n"
-            ));
+        let label = pk.note.map_or(role.label().to_string(), |x| {
+            format!("{}, {x}", role.label())
+        });
+        let mut ranges = vec![(start, end)];
+        let whole = block(n, &label, &lines, start, end, expanded.as_deref());
+        if !pk.whole && count_tokens(&whole) > limits.max_piece_tokens {
+            ranges = windows(&lines, start, end, &pk.keep);
         }
-        let full = count_tokens(&text);
-        let mut cut_end = end;
-        if full > limits.max_piece_tokens {
-            // Keep the head of an oversized function: signature, checks, first launches.
-            let keep = ((end - start + 1) as usize * limits.max_piece_tokens / full).max(1) as u32;
-            cut_end = start + keep - 1;
-            text = numbered(&lines, start, cut_end);
-            text.push_str(&format!(
-                "// ... lines {}-{end} left out (budget)\n",
-                cut_end + 1
-            ));
+        let mut texts = Vec::new();
+        for (k2, &(a, b)) in ranges.iter().enumerate() {
+            let x = if ranges.len() == 1 && (a, b) == (start, end) {
+                whole.clone()
+            } else {
+                let mut t = block(
+                    n,
+                    &label,
+                    &lines,
+                    a,
+                    b,
+                    (k2 == 0).then_some(()).and(expanded.as_deref()),
+                );
+                if k2 + 1 == ranges.len() && b < end {
+                    t.push_str(&format!("// ... lines {}-{end} not shown\n", b + 1));
+                }
+                t
+            };
+            texts.push((a, b, x));
         }
-        // The block header is part of what the model reads, and of the budget.
-        text = format!(
-            "=== {}:{}-{} ({}, {}) ===\n{text}",
-            n.file,
-            start,
-            cut_end,
-            n.name,
-            role.label()
-        );
-        let tokens = count_tokens(&text);
-        if used + tokens > limits.budget_tokens {
+        let tokens: usize = texts.iter().map(|(_, _, t)| count_tokens(t)).sum();
+        if used + tokens > cap {
             omitted.push(OmittedPiece {
                 name: n.name.clone(),
                 lib: n.lib.clone(),
@@ -320,34 +512,52 @@ pub fn cut(
                 start,
                 end,
                 tokens,
-                reason: format!(
-                    "over the slice budget ({used} of {} tokens used)",
-                    limits.budget_tokens
-                ),
+                reason: format!("over the slice budget ({used} of {cap} tokens used)"),
             });
             continue;
         }
         used += tokens;
-        pieces.push((
-            k,
-            SlicePiece {
-                role,
-                name: n.name.clone(),
-                lib: n.lib.clone(),
-                file: n.file.clone(),
-                start,
-                end: cut_end,
-                sha256: lines_hash(&lines, start, cut_end),
-                depth: n.depth,
-                tokens,
-                text,
-            },
-        ));
+        if pk.tier == Tier::Required {
+            required_used += tokens;
+        }
+        for (a, b, text) in texts {
+            let t = count_tokens(&text);
+            pieces.push((
+                k,
+                SlicePiece {
+                    role,
+                    name: n.name.clone(),
+                    lib: n.lib.clone(),
+                    file: n.file.clone(),
+                    start: a,
+                    end: b,
+                    sha256: lines_hash(&lines, a, b),
+                    depth: n.depth,
+                    tokens: t,
+                    text,
+                },
+            ));
+        }
     }
-    // Back to call order (graph discovery order) for reading.
-    pieces.sort_by_key(|(k, _)| *k);
+    // Back to call order (pick order: declaration, chain, target, helpers) for reading.
+    pieces.sort_by_key(|(k, p)| (*k, p.start));
     let pieces: Vec<SlicePiece> = pieces.into_iter().map(|(_, p)| p).collect();
-    let features = features_of(&pieces, g, family_apis);
+    let device: BTreeSet<&str> = match spec.target {
+        Some(t) => std::iter::once(t)
+            .chain(target::callees(g, t))
+            .map(|i| g.nodes[i].name.as_str())
+            .collect(),
+        None => BTreeSet::new(),
+    };
+    let features = features_of(&pieces, g, family_apis, spec.target.map(|_| &device));
+    let mut chain_files: BTreeSet<String> = pieces
+        .iter()
+        .filter(|p| focus.chain.contains(&p.name) || p.name == focus.target)
+        .map(|p| p.file.clone())
+        .collect();
+    chain_files.retain(|f| !f.is_empty());
+    focus.chain_files = chain_files.into_iter().collect();
+    values::read(&mut focus, &pieces, trees, g, spec.target);
     let files: BTreeSet<(&str, &str)> = pieces
         .iter()
         .filter(|p| p.role != PieceRole::Declaration)
@@ -381,7 +591,161 @@ pub fn cut(
         features,
         difficulty: difficulty.to_string(),
         tokens: used,
+        focus,
     })
+}
+
+/// A name without its variant suffixes and infixes, to pair a variant function with
+/// its base form (`..._strided_batched_impl` with `..._impl`).
+fn strip_variant(name: &str) -> String {
+    let mut n = name.to_string();
+    for v in ["_strided_batched", "_batched", "_64"] {
+        n = n.replace(v, "");
+    }
+    n
+}
+
+/// One overload per name among `nodes` (calls resolve by name, so a helper's whole
+/// overload set is reached): the one whose text fits the slice's precision and form.
+fn dedup_overloads(
+    g: &InterfaceGraph,
+    nodes: &[usize],
+    variant: &str,
+    trees: &Trees,
+) -> Vec<usize> {
+    let complex_slice = variant == "complex" || g.api.precision == "c" || g.api.precision == "z";
+    let batched = variant.contains("batched") && !variant.contains("strided");
+    let score = |i: usize| -> i32 {
+        let n = &g.nodes[i];
+        let Ok(lines) = trees.lines(&n.lib, &n.file) else {
+            return 0;
+        };
+        let head: String = (n.start_line..=(n.start_line + 4).min(n.end_line))
+            .filter_map(|l| lines.get(l as usize - 1))
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let is_complex = head.contains("complex");
+        let mut s = if is_complex == complex_slice { 2 } else { 0 };
+        let ptr_array =
+            head.contains("* const*") || head.contains("*const*") || head.contains("* const *");
+        if ptr_array == batched {
+            s += 1;
+        }
+        s
+    };
+    let mut best: Vec<(String, usize, i32)> = Vec::new();
+    let mut order: Vec<String> = Vec::new();
+    for &i in nodes {
+        let name = &g.nodes[i].name;
+        let sc = score(i);
+        match best.iter_mut().find(|(n, _, _)| n == name) {
+            Some(b) if sc > b.2 => {
+                b.1 = i;
+                b.2 = sc;
+            }
+            Some(_) => {}
+            None => {
+                best.push((name.clone(), i, sc));
+                order.push(name.clone());
+            }
+        }
+    }
+    best.into_iter().map(|(_, i, _)| i).collect()
+}
+
+/// The first line of the doc comment right above a declaration (or the declaration's
+/// own line when there is none), at most 60 lines up.
+fn doc_comment_start(lines: &[String], decl: u32) -> u32 {
+    let mut l = decl.saturating_sub(1);
+    while l >= 1 && lines[l as usize - 1].trim().is_empty() {
+        l -= 1;
+    }
+    if l == 0 || !lines[l as usize - 1].trim_end().ends_with("*/") {
+        return decl;
+    }
+    let stop = decl.saturating_sub(60).max(1);
+    let mut k = l;
+    while k >= stop {
+        if lines[k as usize - 1].trim_start().starts_with("/*") {
+            return k;
+        }
+        k -= 1;
+    }
+    decl
+}
+
+/// Ranges of an oversized function to show: its head (signature) and a window around
+/// each call that leads on, merged where they overlap.
+fn windows(lines: &[String], start: u32, end: u32, keep: &[u32]) -> Vec<(u32, u32)> {
+    let head_end = (start..=end.min(start + 15))
+        .find(|&l| lines.get(l as usize - 1).is_some_and(|t| t.contains('{')))
+        .unwrap_or(start + 3)
+        .min(end);
+    let mut r = vec![(start, head_end)];
+    let mut ks: Vec<u32> = keep
+        .iter()
+        .copied()
+        .filter(|&l| l > start && l <= end)
+        .collect();
+    ks.sort_unstable();
+    for l in ks {
+        r.push((l.saturating_sub(12).max(start), (l + 6).min(end)));
+    }
+    r.sort_unstable();
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    for (a, b) in r {
+        match out.last_mut() {
+            Some(last) if a <= last.1 + 2 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// One block of the prompt: header, numbered lines, and the macro expansion.
+fn block(
+    n: &crate::model::GraphNode,
+    label: &str,
+    lines: &[String],
+    start: u32,
+    end: u32,
+    expanded: Option<&str>,
+) -> String {
+    let mut text = format!(
+        "=== {}:{}-{} ({}, {}) ===\n",
+        n.file, start, end, n.name, label
+    );
+    text.push_str(&numbered(lines, start, end));
+    if let Some(x) = expanded {
+        text.push_str(&format!(
+            "// as the compiler sees it after macro expansion:\n{x}\n"
+        ));
+    }
+    text
+}
+
+fn omission(
+    n: &crate::model::GraphNode,
+    lines: &[String],
+    start: u32,
+    end: u32,
+    used: usize,
+    budget: usize,
+) -> OmittedPiece {
+    // Full: note what is left out without paying for tokenizing it.
+    let bytes: usize = (start..=end.min(lines.len() as u32))
+        .map(|l| lines[l as usize - 1].len() + 8)
+        .sum();
+    OmittedPiece {
+        name: n.name.clone(),
+        lib: n.lib.clone(),
+        file: n.file.clone(),
+        start,
+        end,
+        tokens: bytes / 4,
+        reason: format!("over the slice budget ({used} of {budget} tokens used; size estimated)"),
+    }
 }
 
 /// `lib:version:family[:variant]`.

@@ -189,6 +189,7 @@ mod tests {
             }],
             omitted: vec![],
             features: SliceFeatures::default(),
+            focus: Default::default(),
             difficulty: "L1".into(),
             tokens: 10,
         };

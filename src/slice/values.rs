@@ -1,0 +1,238 @@
+//! Specific values read off a slice's code (the block shape at the launch, the
+//! condition that selects the target, a size threshold, the first barrier), so a
+//! question can name what only this API's code contains.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::Trees;
+use crate::model::{InterfaceGraph, SliceFocus, SlicePiece};
+
+struct Patterns {
+    dim3: Regex,
+    cond: Regex,
+    threshold: Regex,
+    bounds: Regex,
+    barrier: Regex,
+    lds: Regex,
+    atomic: Regex,
+    wave: Regex,
+    grid_limit: Regex,
+    info: Regex,
+    arch: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static P: OnceLock<Patterns> = OnceLock::new();
+    P.get_or_init(|| {
+        let r = |p: &str| Regex::new(p).expect("static regex");
+        Patterns {
+            dim3: r(r"\bdim3\s+(\w+)\s*[\(\{]([^;]*)[\)\}]\s*;"),
+            cond: r(r"\b(?:else\s+)?if\s*\((.+)\)\s*(?:\{|return\b|$)"),
+            threshold: r(r"\b\w+\s*(?:<=|>=|<|>)\s*\d{2,}\b"),
+            bounds: r(r"(?:ROCBLAS_KERNEL|__launch_bounds__)\s*\(\s*([^()]*(?:\([^()]*\))?[^()]*)\)"),
+            barrier: r(r"\b(__syncthreads|__threadfence\w*|__builtin_amdgcn_s_barrier)\b"),
+            lds: r(r"__shared__\s+([^;]+);"),
+            atomic: r(r"\b(atomic[A-Z]\w*|__hip_atomic\w*|rocblas_atomic\w*)\s*\("),
+            wave: r(r"\b(__shfl\w*|__ballot\w*|__builtin_amdgcn_\w+|rocblas_wavefront_reduce|wavefront_reduce)\b"),
+            grid_limit: r(r"\b(c_YZ_grid_launch_limit|c_i64_grid_\w+|DEVICE_GRID_YZ_16BIT|getBatchGridDim|c_i32_max)\b"),
+            info: r(r"\binfo\s*\[[^\]]*\]\s*=[^=]|\*info\s*=[^=]|\binfoA?\s*\[[^\]]*\]\s*=[^=]"),
+            arch: r(r"\b(is_arch_10_or_11_or_12|getArchMajor|getArch|gcnArchName|is_gfx\w+)\b"),
+        }
+    })
+}
+
+fn clip(s: &str, n: usize) -> String {
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s.chars().count() <= n {
+        s
+    } else {
+        format!("{}...", s.chars().take(n).collect::<String>())
+    }
+}
+
+/// Fills `focus.values` from the shown pieces: the target's own lines for device
+/// values, its launcher's lines before the launch for the shape and condition.
+pub fn read(
+    focus: &mut SliceFocus,
+    pieces: &[SlicePiece],
+    trees: &Trees,
+    g: &InterfaceGraph,
+    target: Option<usize>,
+) {
+    let p = patterns();
+    let Some(t) = target else {
+        threshold(focus, pieces, trees);
+        return;
+    };
+    let n = &g.nodes[t];
+    if let Ok(lines) = trees.lines(&n.lib, &n.file) {
+        let body = |l: u32| lines.get(l as usize - 1).map(String::as_str).unwrap_or("");
+        let head: String = (n.start_line..=(n.start_line + 4).min(n.end_line))
+            .map(body)
+            .collect::<Vec<_>>()
+            .join(" ");
+        if let Some(c) = p.bounds.captures(&head) {
+            focus.values.insert("bounds".into(), clip(&c[1], 40));
+        }
+        for l in n.start_line..=n.end_line {
+            let text = body(l);
+            if text.trim_start().starts_with("//") {
+                continue;
+            }
+            if !focus.values.contains_key("barrier") && p.barrier.is_match(text) {
+                focus
+                    .values
+                    .insert("barrier".into(), format!("{}:{l}", n.file));
+            }
+            if !focus.values.contains_key("lds") {
+                if let Some(c) = p.lds.captures(text) {
+                    focus.values.insert("lds".into(), clip(&c[1], 60));
+                }
+            }
+            if !focus.values.contains_key("atomic") {
+                if let Some(c) = p.atomic.captures(text) {
+                    focus.values.insert("atomic".into(), c[1].to_string());
+                }
+            }
+            if !focus.values.contains_key("wave") {
+                if let Some(c) = p.wave.captures(text) {
+                    focus.values.insert("wave".into(), c[1].to_string());
+                }
+            }
+        }
+    }
+    // The launch: the block shapes declared before it and the condition guarding it.
+    if let Some((file, line)) = focus
+        .values
+        .get("launch_site")
+        .and_then(|s| s.rsplit_once(':'))
+        .and_then(|(f, l)| Some((f.to_string(), l.parse::<u32>().ok()?)))
+    {
+        if let Some(lp) = pieces.iter().find(|q| {
+            q.file == file && q.start <= line && line <= q.end && q.name == focus.launcher
+        }) {
+            if let Ok(lines) = trees.lines(&lp.lib, &lp.file) {
+                let body = |l: u32| lines.get(l as usize - 1).map(String::as_str).unwrap_or("");
+                let mut dims = Vec::new();
+                for l in (lp.start..line).rev() {
+                    if let Some(c) = p.dim3.captures(body(l)) {
+                        dims.push(format!("{}({})", &c[1], clip(&c[2], 50)));
+                        if dims.len() == 2 {
+                            break;
+                        }
+                    }
+                }
+                if !dims.is_empty() {
+                    dims.reverse();
+                    focus
+                        .values
+                        .insert("shape".into(), format!("dim3 {}", dims.join(", dim3 ")));
+                }
+                for l in (lp.start.max(line.saturating_sub(25))..line).rev() {
+                    if let Some(c) = p.cond.captures(body(l).trim()) {
+                        let cond = c[1].trim();
+                        if cond.len() > 2 && !cond.contains("hipSuccess") {
+                            focus.values.insert("condition".into(), clip(cond, 90));
+                            break;
+                        }
+                    }
+                }
+                focus
+                    .values
+                    .insert("launch_line".into(), clip(body(line).trim(), 90));
+            }
+        }
+    }
+    threshold(focus, pieces, trees);
+    scan(focus, pieces, trees);
+}
+
+/// Sites anywhere in the shown code: grid limits, `info` writes, architecture tests,
+/// the workspace-size function.
+fn scan(focus: &mut SliceFocus, pieces: &[SlicePiece], trees: &Trees) {
+    let p = patterns();
+    for q in pieces {
+        let lower = q.name.to_ascii_lowercase();
+        if !focus.values.contains_key("workspace_fn")
+            && (lower.contains("getmemorysize") || lower.contains("workspace"))
+        {
+            focus.values.insert("workspace_fn".into(), q.name.clone());
+        }
+        let Ok(lines) = trees.lines(&q.lib, &q.file) else {
+            continue;
+        };
+        for l in q.start..=q.end {
+            let text = lines.get(l as usize - 1).map(String::as_str).unwrap_or("");
+            if text.trim_start().starts_with("//") || text.trim_start().starts_with('*') {
+                continue;
+            }
+            for (key, re) in [("grid_limit", &p.grid_limit), ("arch", &p.arch)] {
+                if !focus.values.contains_key(key) {
+                    if let Some(c) = re.captures(text) {
+                        focus.values.insert(key.into(), c[1].to_string());
+                        focus
+                            .values
+                            .insert(format!("{key}_site"), format!("{}:{l}", q.file));
+                    }
+                }
+            }
+            if !focus.values.contains_key("info_site") && p.info.is_match(text) {
+                focus
+                    .values
+                    .insert("info_site".into(), format!("{}:{l}", q.file));
+            }
+        }
+    }
+}
+
+/// The first size threshold (`n <= 1024 && batch_count >= 256`) in the host chain.
+fn threshold(focus: &mut SliceFocus, pieces: &[SlicePiece], trees: &Trees) {
+    let p = patterns();
+    for q in pieces.iter().filter(|q| focus.chain.contains(&q.name)) {
+        let Ok(lines) = trees.lines(&q.lib, &q.file) else {
+            continue;
+        };
+        for l in q.start..=q.end {
+            let text = lines.get(l as usize - 1).map(String::as_str).unwrap_or("");
+            if text.trim_start().starts_with("//") {
+                continue;
+            }
+            if let Some(c) = p.cond.captures(text.trim()) {
+                if p.threshold.is_match(&c[1]) {
+                    focus
+                        .values
+                        .insert("threshold".into(), clip(c[1].trim(), 90));
+                    focus
+                        .values
+                        .insert("threshold_site".into(), format!("{}:{l}", q.file));
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_read_real_shapes() {
+        let p = patterns();
+        let c = p.dim3.captures("    dim3 threads(NB, 1, 1);").unwrap();
+        assert_eq!((&c[1], &c[2]), ("threads", "NB, 1, 1"));
+        let c = p
+            .cond
+            .captures("if(n <= 1024 && batch_count >= 256)")
+            .unwrap();
+        assert!(p.threshold.is_match(&c[1]));
+        let c = p
+            .bounds
+            .captures("ROCBLAS_KERNEL(NB) rocblas_scal_kernel(")
+            .unwrap();
+        assert_eq!(&c[1], "NB");
+        assert_eq!(clip("a   b\n c", 10), "a b c");
+    }
+}

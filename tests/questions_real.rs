@@ -1,0 +1,355 @@
+//! What the questions and slices of the real dry runs (rocBLAS 6.4.4, rocSOLVER 6.4.3)
+//! must hold: targets present whole, variant questions on their variant, argument
+//! checks shown to edge-case questions, synchronization questions aimed at kernels
+//! that synchronize, no repeated texts or identical slices, few utility targets,
+//! `_ex` slices, difficulty from what the answer cites, and grouped requests cheap.
+#![cfg(feature = "real-sources")]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use rocqa::config::{Layout, ProjectFile, Scope};
+use rocqa::extract::{plan_run, planning, ExtractPlan, Planned};
+use rocqa::graph::CodeGraph;
+use rocqa::index::index_tree;
+use rocqa::model::{LibraryIndex, PieceRole, Question, Slice};
+use rocqa::question::Template;
+
+fn layout() -> Layout {
+    Layout {
+        root: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+    }
+}
+
+fn load(lib: &str, version: &str) -> (LibraryIndex, Scope) {
+    let l = layout();
+    let project = ProjectFile::load(&l.project_file()).expect("rocqa.toml loads");
+    let cfg = project.library(lib).expect("library configured");
+    let scope = Scope::load(&l.scope_file(lib)).expect("allowlist loads");
+    let tree = rocqa::source::tree_path(&l.sources(), lib, version)
+        .unwrap_or_else(|e| panic!("{e}\n(run scripts/setup.sh to fetch the real sources)"));
+    let (index, _) = index_tree(
+        lib,
+        version,
+        &tree,
+        cfg,
+        &scope,
+        Some(&l.index_cache(lib, version)),
+    )
+    .expect("index builds");
+    (index, scope)
+}
+
+fn templates() -> Vec<Template> {
+    let l = layout();
+    let project = ProjectFile::load(&l.project_file()).unwrap();
+    rocqa::question::load_templates(&l.root.join(&project.extract.templates)).unwrap()
+}
+
+/// The whole dry-run plan of one library, as `rocqa extract --dry-run` makes it.
+fn planned(lib: &str) -> &'static Planned {
+    static PLANS: OnceLock<BTreeMap<String, Planned>> = OnceLock::new();
+    let plans = PLANS.get_or_init(|| {
+        let l = layout();
+        let mut out = BTreeMap::new();
+        for (lib, version, pair) in [
+            ("rocblas", "6.4.4", None),
+            ("rocsolver", "6.4.3", Some(("rocblas", "6.4.4"))),
+        ] {
+            let (main, scope) = load(lib, version);
+            let pair_index = pair.map(|(l, v)| load(l, v).0);
+            let mut trees = rocqa::slice::Trees::default();
+            trees.add(
+                lib,
+                &rocqa::source::tree_path(&l.sources(), lib, version).unwrap(),
+            );
+            if let Some((pl, pv)) = pair {
+                trees.add(pl, &rocqa::source::tree_path(&l.sources(), pl, pv).unwrap());
+            }
+            let graph = CodeGraph::new(&main, pair_index.as_ref(), &scope);
+            let mut indexes = vec![&main];
+            if let Some(p) = &pair_index {
+                indexes.push(p);
+            }
+            let plan = ExtractPlan {
+                lib: lib.into(),
+                version: version.into(),
+                api_glob: None,
+                categories: None,
+                limit: None,
+                shard: None,
+                limits: rocqa::slice::SliceLimits::default(),
+            };
+            let p = plan_run(&plan, &graph, &indexes, &scope, &trees, &templates()).unwrap();
+            out.insert(lib.to_string(), p);
+        }
+        out
+    });
+    &plans[lib]
+}
+
+fn slice_of<'p>(p: &'p Planned, q: &Question) -> &'p Slice {
+    &p.slices[&q.slice_id]
+}
+
+/// Does the slice show its target whole, in one piece?
+fn target_whole(s: &Slice) -> bool {
+    let Some((file, range)) = s.focus.target_range.rsplit_once(':') else {
+        return false;
+    };
+    let (a, b) = range.split_once('-').unwrap();
+    let (a, b): (u32, u32) = (a.parse().unwrap(), b.parse().unwrap());
+    s.pieces
+        .iter()
+        .any(|p| p.name == s.focus.target && p.file == file && p.start <= a && b <= p.end)
+}
+
+fn names_target(s: &Slice, q: &Question) -> bool {
+    !s.focus.target.is_empty() && q.text.contains(&s.focus.target)
+}
+
+const LIBS: [&str; 2] = ["rocblas", "rocsolver"];
+
+#[test]
+fn variant_questions_are_asked_on_their_variant_only() {
+    let by_id: BTreeMap<String, Template> =
+        templates().into_iter().map(|t| (t.id.clone(), t)).collect();
+    for lib in LIBS {
+        let p = planned(lib);
+        let mut mismatches = Vec::new();
+        for q in &p.questions {
+            let (t, s) = (&by_id[&q.template_id], slice_of(p, q));
+            let ok = if !t.variants.is_empty() {
+                t.variants.contains(&s.variant)
+            } else {
+                t.variant != s.variant.is_empty()
+            };
+            // What the variant means must hold of the APIs themselves.
+            let apis_ok = match s.variant.as_str() {
+                "complex" => {
+                    s.api.starts_with(&format!("{lib}_c")) || s.api.starts_with(&format!("{lib}_z"))
+                }
+                "64" => s.api.ends_with("_64"),
+                "batched" | "strided_batched" => s.api.contains("batched"),
+                _ => true,
+            };
+            if !ok || !apis_ok {
+                mismatches.push(format!("{} on {}", q.template_id, s.id));
+            }
+        }
+        println!("{lib}: {} variant mismatches", mismatches.len());
+        assert!(mismatches.is_empty(), "{lib}: {mismatches:?}");
+    }
+}
+
+#[test]
+fn named_targets_are_in_their_slices_whole_and_aimed_at_real_work() {
+    for lib in LIBS {
+        let p = planned(lib);
+        let (mut kernel_qs, mut small, mut missing) = (0, 0, Vec::new());
+        for q in &p.questions {
+            let s = slice_of(p, q);
+            if !names_target(s, q) {
+                continue;
+            }
+            kernel_qs += 1;
+            if s.focus.target_lines <= 20 {
+                small += 1;
+            }
+            if !target_whole(s) {
+                missing.push(format!("{}: {}", q.id, s.focus.target));
+            }
+        }
+        let share = small as f64 * 100.0 / kernel_qs.max(1) as f64;
+        println!(
+            "{lib}: {kernel_qs} kernel questions, {small} ({share:.1}%) name a kernel of <= 20 lines, {} targets missing",
+            missing.len()
+        );
+        assert!(missing.is_empty(), "{lib}: {missing:?}");
+        assert!(share <= 10.0, "{lib}: {share:.1}% utility targets");
+    }
+}
+
+#[test]
+fn edge_case_slices_hold_the_argument_check() {
+    for lib in LIBS {
+        let p = planned(lib);
+        let mut without = Vec::new();
+        let mut n = 0;
+        for q in p.questions.iter().filter(|q| q.category == "edge-cases") {
+            n += 1;
+            let s = slice_of(p, q);
+            let shown = s.pieces.iter().any(|x| {
+                let l = x.name.to_ascii_lowercase();
+                l.contains("arg_check") || l.contains("argcheck")
+            });
+            if !shown {
+                without.push(format!("{} on {}", q.template_id, s.id));
+            }
+        }
+        println!(
+            "{lib}: {n} edge-case questions, {} without the argument check",
+            without.len()
+        );
+        assert!(without.is_empty(), "{lib}: {without:?}");
+    }
+}
+
+#[test]
+fn synchronization_and_lds_questions_name_kernels_that_have_them() {
+    for lib in LIBS {
+        let p = planned(lib);
+        let mut wrong = Vec::new();
+        for q in &p.questions {
+            let needle = match q.template_id.as_str() {
+                "sync.barriers" => "__syncthreads",
+                "mem.lds" | "impl.lds-tile" => "__shared__",
+                _ => continue,
+            };
+            let s = slice_of(p, q);
+            let target = s.pieces.iter().find(|x| x.name == s.focus.target);
+            if !target.is_some_and(|t| t.text.contains(needle)) || !names_target(s, q) {
+                wrong.push(format!("{} on {}", q.template_id, s.id));
+            }
+        }
+        println!(
+            "{lib}: {} sync/LDS questions on a kernel without it",
+            wrong.len()
+        );
+        assert!(wrong.is_empty(), "{lib}: {wrong:?}");
+    }
+}
+
+#[test]
+fn no_repeated_question_texts_and_no_identical_slices() {
+    for lib in LIBS {
+        let p = planned(lib);
+        let mut texts: BTreeMap<&str, usize> = BTreeMap::new();
+        for q in &p.questions {
+            *texts.entry(q.text.as_str()).or_default() += 1;
+        }
+        let repeats: usize = texts.values().map(|n| n - 1).sum();
+        let share = repeats as f64 * 100.0 / p.questions.len() as f64;
+        let rendered: BTreeSet<String> = p.slices.values().map(rocqa::slice::render).collect();
+        println!(
+            "{lib}: {} prompts, {repeats} ({share:.2}%) repeat a text; {} slices, {} distinct, {} merged as identical, {} twins",
+            p.questions.len(),
+            p.slices.len(),
+            rendered.len(),
+            p.identical_slices,
+            p.twin_slices
+        );
+        assert!(share <= 1.0, "{lib}: {share:.2}% repeated texts");
+        assert_eq!(
+            rendered.len(),
+            p.slices.len(),
+            "{lib}: byte-identical slices"
+        );
+    }
+}
+
+#[test]
+fn ex_families_have_slices() {
+    let p = planned("rocblas");
+    let (main, _) = load("rocblas", "6.4.4");
+    let scope = Scope::load(&layout().scope_file("rocblas")).unwrap();
+    let mut fams: BTreeSet<&str> = BTreeSet::new();
+    for a in &main.api {
+        if a.variants.iter().any(|v| v == "ex" || v == "ex3") && scope.family_in(&a.family) {
+            fams.insert(a.family.as_str());
+        }
+    }
+    // A family's `_ex` forms may share another family's slice (dotc_ex runs dot_ex's
+    // code): then they are listed among that slice's APIs.
+    let family_of: BTreeMap<&str, &str> = main
+        .api
+        .iter()
+        .map(|a| (a.name.as_str(), a.family.as_str()))
+        .collect();
+    let with: BTreeSet<&str> = p
+        .slices
+        .values()
+        .filter(|s| s.variant == "ex")
+        .flat_map(|s| s.apis.iter())
+        .filter(|a| a.contains("_ex"))
+        .filter_map(|a| family_of.get(a.as_str()).copied())
+        .collect();
+    let missing: Vec<&&str> = fams.iter().filter(|f| !with.contains(**f)).collect();
+    println!(
+        "rocblas: {} in-scope families with _ex forms, {} with an _ex slice",
+        fams.len(),
+        with.len()
+    );
+    assert!(missing.is_empty(), "no _ex slice for {missing:?}: {with:?}");
+}
+
+#[test]
+fn difficulty_follows_what_the_answer_cites() {
+    for lib in LIBS {
+        let p = planned(lib);
+        let mut mix: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut wrong = Vec::new();
+        for q in &p.questions {
+            *mix.entry(q.difficulty.as_str()).or_default() += 1;
+            if q.difficulty == "L3" {
+                let s = slice_of(p, q);
+                // The functions the question names or walks: two files at least.
+                let files: BTreeSet<&str> = s
+                    .pieces
+                    .iter()
+                    .filter(|x| x.role != PieceRole::Declaration)
+                    .filter(|x| q.text.contains(&x.name) || s.focus.chain.contains(&x.name))
+                    .map(|x| x.file.as_str())
+                    .collect();
+                if files.len() < 2 {
+                    wrong.push(format!("{} on {}", q.template_id, s.id));
+                }
+            }
+        }
+        println!("{lib}: difficulty mix {mix:?}");
+        assert!(wrong.is_empty(), "{lib}: L3 citing one file: {wrong:?}");
+        let l3 = mix.get("L3").copied().unwrap_or(0) as f64 / p.questions.len() as f64;
+        assert!(l3 < 0.75, "{lib}: L3 share {l3:.2} is an artifact again");
+    }
+}
+
+#[test]
+fn grouped_requests_send_a_fraction_of_the_tokens() {
+    for lib in LIBS {
+        let p = planned(lib);
+        let f = planning(p);
+        let one_by_one: usize = p.questions.iter().map(|q| q.prompt_tokens).sum();
+        let share = f.grouped_prompt_tokens as f64 * 100.0 / one_by_one as f64;
+        println!(
+            "{lib}: {one_by_one} prompt tokens one by one, {} grouped by slice ({share:.1}%); prefix-cache share in planned order {:.1}%; {} tokens per question; not asked {}",
+            f.grouped_prompt_tokens,
+            f.prefix_cache_share,
+            f.prompt_tokens_per_question,
+            f.not_asked.values().sum::<usize>()
+        );
+        assert!(share <= 30.0, "{lib}: grouped {share:.1}%");
+        assert!(f.prefix_cache_share >= 70.0, "{lib}: {f:?}");
+    }
+}
+
+#[test]
+#[ignore = "not met yet: 46 of 199 rocSOLVER slices that reach a rocBLAS kernel show it; waits on build defines and overload resolution in the graph"]
+fn solver_slices_that_call_rocblas_show_the_kernel_they_reach() {
+    let p = planned("rocsolver");
+    let (mut calling, mut showing) = (0, 0);
+    for s in p.slices.values() {
+        if s.focus.cross_kernel.is_empty() {
+            continue;
+        }
+        calling += 1;
+        if s.pieces
+            .iter()
+            .any(|x| x.lib == "rocblas" && x.role == PieceRole::Kernel)
+        {
+            showing += 1;
+        }
+    }
+    println!("rocsolver: {calling} slices reach a rocBLAS kernel, {showing} show it");
+    assert_eq!(showing, calling);
+}
