@@ -67,9 +67,14 @@ pub struct Planned {
 /// (`""`), then `batched`, `strided_batched`, `64` and `complex` where members exist.
 pub fn variant_groups(members: &[&ApiFunction]) -> Vec<(String, ApiFunction, Vec<String>)> {
     let pref = |a: &ApiFunction| {
+        // iamax/iamin put an `i` before the precision (`is` for rocblas_isamax).
+        let prec = match a.precision.as_str() {
+            "is" | "id" | "ic" | "iz" => &a.precision[1..],
+            p => p,
+        };
         let p = ["s", "d", "", "h", "c", "z"]
             .iter()
-            .position(|x| *x == a.precision)
+            .position(|x| *x == prec)
             .unwrap_or(9);
         (a.variants.len(), p, a.name.clone())
     };
