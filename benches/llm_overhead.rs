@@ -11,10 +11,18 @@
 //! cache hit (a second pass over the same requests with the cache filled).
 //!
 //! Run: `cargo bench --bench llm_overhead` (N from `LLM_BENCH_N`, default 2000).
+//!
+//! As a server for `benches/extract_overhead.sh`, `LLM_BENCH_ANSWERS=careful` makes it
+//! answer like a careful model instead (the shared answerer of `tests/common`: the
+//! slice's file and definition named, a statement quoted, its line cited), and
+//! `LLM_BENCH_CODE=half` adds a HIP kernel to half the answers.
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 use rocqa::llm::{ChatRequest, LlmClient, LlmConfig, Message, ResponseCache};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -251,14 +259,21 @@ fn server_main() {
     });
 }
 
+/// The completion body for one request body: the fixed small one, or a careful answer.
+fn completion_for(body: &[u8]) -> String {
+    if std::env::var("LLM_BENCH_ANSWERS").as_deref() != Ok("careful") {
+        return COMPLETION.to_string();
+    }
+    let v: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+    let user = common::user_message(&v);
+    let with_code =
+        std::env::var("LLM_BENCH_CODE").as_deref() == Ok("half") && user.len().is_multiple_of(2);
+    common::completion(&common::careful_answer(&user, with_code))
+}
+
 /// Answers every request on one keep-alive connection at once, until the client closes
 /// it or it idles for 30 s.
 async fn serve_connection(mut sock: tokio::net::TcpStream) {
-    let response = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
-        COMPLETION.len(),
-        COMPLETION
-    );
     let mut buf: Vec<u8> = Vec::with_capacity(16 * 1024);
     let mut chunk = vec![0u8; 16 * 1024];
     loop {
@@ -273,7 +288,13 @@ async fn serve_connection(mut sock: tokio::net::TcpStream) {
             if buf.len() < head_end + 4 + len {
                 break;
             }
+            let body = completion_for(&buf[head_end + 4..head_end + 4 + len]);
             buf.drain(..head_end + 4 + len);
+            let response = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
+                body.len(),
+                body
+            );
             if sock.write_all(response.as_bytes()).await.is_err() {
                 return;
             }

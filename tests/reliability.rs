@@ -214,9 +214,5 @@ fn llm_totals_add_up_over_runs() {
     assert_eq!(first, 2);
     assert_eq!(extract(root.path(), &url, "4").status.code(), Some(0));
     let m = manifest();
-    assert_eq!(
-        m["entries"].as_u64().unwrap() + m["rejects"].as_u64().unwrap(),
-        4
-    );
     assert_eq!(m["llm"]["requests"].as_u64().unwrap(), 4, "{m}");
 }

@@ -867,9 +867,15 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
                 .map(|c| c.api_prefix.clone())
         })
         .collect();
+    let t_known = std::time::Instant::now();
     let known = crate::validate::grounding::KnownNames::from_indexes(&indexes, &prefixes)
         .with_trees(&trees)
         .with_system_headers();
+    tracing::info!(
+        names = known.len(),
+        ms = t_known.elapsed().as_millis() as u64,
+        "Names known for grounding."
+    );
     // Fact entries first: they need no model, so a run without an endpoint still writes
     // real entries.
     let dir = out_dir(&layout.root, &plan, false);
