@@ -6,18 +6,15 @@
 #![cfg(feature = "real-sources")]
 
 use std::collections::{BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_rocqa");
+mod common;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::{completion, jsonl as lines, read_request, tag, BIN};
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Play {
@@ -98,36 +95,6 @@ fn serve(listener: TcpListener, script: Arc<Mutex<Script>>) {
     }
 }
 
-fn read_request(sock: &mut TcpStream) -> Option<String> {
-    let mut r = BufReader::new(sock.try_clone().ok()?);
-    let mut len = 0;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let l = line.trim_end().to_ascii_lowercase();
-        if l.is_empty() {
-            break;
-        }
-        if let Some(v) = l.strip_prefix("content-length:") {
-            len = v.trim().parse().ok()?;
-        }
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).ok()?;
-    String::from_utf8(body).ok()
-}
-
-fn completion(content: &str) -> String {
-    serde_json::json!({
-        "id": "x", "object": "chat.completion", "model": "scripted",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-    })
-    .to_string()
-}
-
 /// Cites the first code block of the slice, as its header gives it.
 fn good_answer(user: &str) -> String {
     let head = user
@@ -150,30 +117,6 @@ fn good_answer(user: &str) -> String {
     .to_string()
 }
 
-/// Words that differ per prompt, so scripted answers to different questions are not
-/// near-duplicates of each other.
-fn tag(user: &str) -> String {
-    let mut h: u64 = 1469598103934665603;
-    (0..10)
-        .map(|k| {
-            for b in user.bytes().chain([k as u8]) {
-                h = (h ^ b as u64).wrapping_mul(1099511628211);
-            }
-            format!("w{:x}", h & 0xffffff)
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn lines(p: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(p)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 /// A scripted endpoint on loopback; `healthy` answers everything well.
 fn endpoint(healthy: bool) -> (String, Arc<Mutex<Script>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -187,34 +130,10 @@ fn endpoint(healthy: bool) -> (String, Arc<Mutex<Script>>) {
     (url, script)
 }
 
-/// A project folder of its own: configs copied, the real trees linked.
-fn project() -> tempfile::TempDir {
-    let root = tempfile::tempdir().unwrap();
-    let toml = std::fs::read_to_string(repo().join("rocqa.toml")).unwrap();
-    std::fs::write(
-        root.path().join("rocqa.toml"),
-        format!("{toml}\n[llm]\ntimeout_secs = 10\nmax_retries = 1\n"),
-    )
-    .unwrap();
-    for dir in ["allowlists", "question_templates"] {
-        std::fs::create_dir_all(root.path().join(dir)).unwrap();
-        for f in std::fs::read_dir(repo().join(dir)).unwrap() {
-            let f = f.unwrap().path();
-            std::fs::copy(&f, root.path().join(dir).join(f.file_name().unwrap())).unwrap();
-        }
-    }
-    std::os::unix::fs::symlink(
-        repo().join("rocm_sources"),
-        root.path().join("rocm_sources"),
-    )
-    .unwrap();
-    root
-}
-
 #[test]
 fn endpoint_faults_end_as_rejects_and_are_asked_again() {
     let (url, script) = endpoint(false);
-    let root = project();
+    let root = common::project("[llm]\ntimeout_secs = 10\nmax_retries = 1");
     let run = || {
         Command::new(BIN)
             .arg("--root")
@@ -320,7 +239,7 @@ fn llm_only(entries: &[serde_json::Value]) -> Vec<serde_json::Value> {
 #[test]
 fn shards_merge_into_the_unsharded_run() {
     let (url, _script) = endpoint(true);
-    let root = project();
+    let root = common::project("[llm]\ntimeout_secs = 10\nmax_retries = 1");
     let run = |extra: &[&str]| {
         let o = Command::new(BIN)
             .arg("--root")
@@ -391,7 +310,7 @@ fn shards_merge_into_the_unsharded_run() {
 
 #[test]
 fn no_endpoint_writes_fact_entries_and_says_how_to_add_llm_ones() {
-    let root = project();
+    let root = common::project("[llm]\ntimeout_secs = 10\nmax_retries = 1");
     let o = Command::new(BIN)
         .arg("--root")
         .arg(root.path())

@@ -109,7 +109,8 @@ where
     url
 }
 
-fn read_request(sock: &mut TcpStream) -> Option<String> {
+/// The body of one HTTP request read off a socket (`None` when it is cut short).
+pub fn read_request(sock: &mut TcpStream) -> Option<String> {
     let mut r = BufReader::new(sock.try_clone().ok()?);
     let mut len = 0;
     loop {
