@@ -520,11 +520,27 @@ fn value(s: &Slice, ph: &str) -> Result<String, String> {
             .to_string(),
         "arg_check" => need(&f.arg_check, "argument check")?,
         "arg_check_site" => site("arg_check_site")?,
-        "impl" => need(&f.variant_impl, "variant function that differs")?,
-        "base_impl" => need(
-            f.base_counterparts.first().map_or("", |x| x.as_str()),
-            "base-form counterpart",
-        )?,
+        "impl" => {
+            let v = need(&f.variant_impl, "variant function that differs")?;
+            // The `_64` forms often compile the base form's own function with 64-bit
+            // integers: one name, two builds, which the question must tell apart.
+            if s.variant == "64" && f.base_counterparts.first() == Some(&v) {
+                format!("{v} (built with 64-bit integer arguments for the `_64` API)")
+            } else {
+                v
+            }
+        }
+        "base_impl" => {
+            let b = need(
+                f.base_counterparts.first().map_or("", |x| x.as_str()),
+                "base-form counterpart",
+            )?;
+            if s.variant == "64" && b == f.variant_impl {
+                format!("{b} (built with 32-bit `rocblas_int`-style arguments)")
+            } else {
+                b
+            }
+        }
         "base_api" => {
             let mut b = s.api.clone();
             for v in ["_strided_batched", "_batched", "_64"] {
