@@ -46,6 +46,17 @@ pub struct ExtractPlan {
     pub limits: SliceLimits,
 }
 
+impl ExtractPlan {
+    /// Does this run take the family: one of its APIs matches `--api` and it falls in this
+    /// machine's shard? Questions and fact entries select families by this one rule.
+    pub fn takes_family(&self, family: &str, members: &[&ApiFunction]) -> bool {
+        self.api_glob
+            .as_ref()
+            .is_none_or(|g| members.iter().any(|a| g.is_match(&a.name)))
+            && self.shard.is_none_or(|(i, n)| shard_of(family, n) == i)
+    }
+}
+
 /// A family's questions, with the slices they are asked over.
 pub struct Planned {
     /// Slices by id.
@@ -202,15 +213,8 @@ pub fn plan_run(
     let mut fams: Vec<&str> = Vec::new();
     for fam in &in_scope {
         let members = &families[fam];
-        if let Some(g) = &p.api_glob {
-            if !members.iter().any(|a| g.is_match(&a.name)) {
-                continue;
-            }
-        }
-        if let Some((i, n)) = p.shard {
-            if shard_of(fam, n) != i {
-                continue;
-            }
+        if !p.takes_family(fam, members) {
+            continue;
         }
         let fk = fams.len();
         fams.push(fam);
@@ -374,15 +378,8 @@ pub fn run_apis<'g>(p: &ExtractPlan, graph: &CodeGraph<'g>, scope: &Scope) -> Ve
         if !scope.family_in(fam) {
             continue;
         }
-        if let Some(g) = &p.api_glob {
-            if !members.iter().any(|a| g.is_match(&a.name)) {
-                continue;
-            }
-        }
-        if let Some((i, n)) = p.shard {
-            if shard_of(fam, n) != i {
-                continue;
-            }
+        if !p.takes_family(fam, &members) {
+            continue;
         }
         let pref = |a: &ApiFunction| {
             let k = ["s", "d", "", "h", "c", "z"]
