@@ -895,6 +895,26 @@ extern "C" int api(float* x) try { return launcher(x); } catch(...) { return 1; 
     }
 
     #[test]
+    fn launched_template_args_blanked_for_the_parser_only() {
+        let src =
+            "void l(float* x) { hipLaunchKernelGGL((k<float, (N > 2), f<1>>), g, b, 0, s, x); }";
+        let parsed = blank_launched_template_args(src);
+        assert_eq!(parsed.len(), src.len());
+        assert!(parsed.contains("((k ") && !parsed.contains('<'), "{parsed}");
+        assert!(parsed.contains("), g, b, 0, s, x);"), "{parsed}");
+        // Not a launch: left alone.
+        assert_eq!(
+            blank_launched_template_args("a < b, c > d;"),
+            "a < b, c > d;"
+        );
+        let ex = extract("a.cpp", src, &[]);
+        assert_eq!(ex.launches[0].kernel, "k");
+        let call = ex.calls.iter().find(|c| c.callee == "hipLaunchKernelGGL");
+        assert_eq!(call.map(|c| c.args), Some(Some(6)));
+        assert_eq!(ex.errors, 0);
+    }
+
+    #[test]
     fn first_arg_forms() {
         assert_eq!(kernel_of_first_arg("(k<1, T>), g").as_deref(), Some("k"));
         assert_eq!(kernel_of_first_arg(" ns::k, g").as_deref(), Some("k"));
