@@ -394,15 +394,29 @@ pub fn run_apis<'g>(p: &ExtractPlan, graph: &CodeGraph<'g>, scope: &Scope) -> Ve
     out
 }
 
-/// Renders, validates and writes the fact entries of a run: every entry passes the
-/// same checks as LLM entries ([`crate::validate::file::check_entry`]) and is not a
-/// near-duplicate of one kept; the report names every in-scope API left with fewer
-/// than [`MIN_FACT_ENTRIES`].
-#[allow(clippy::too_many_arguments)]
-pub fn write_fact_entries(
+/// The facts of a run's APIs, read once: fact entries are rendered from them and every
+/// answer's claims are checked against them.
+pub fn read_facts(
     apis: &[&ApiFunction],
     graph: &CodeGraph,
     reader: &crate::facts::FactReader,
+    indexes: &[&crate::model::LibraryIndex],
+) -> crate::model::FactTable {
+    let mut t = crate::facts::names_table(indexes);
+    for a in apis {
+        t.apis
+            .insert(a.name.clone(), reader.read(&graph.interface(a)));
+    }
+    t
+}
+
+/// Renders, validates and writes the fact entries of a run: every entry passes the
+/// same checks as LLM entries ([`crate::validate::file::check_entry`], the fact check
+/// included) and is not a near-duplicate of one kept; the report names every in-scope
+/// API left with fewer than [`MIN_FACT_ENTRIES`].
+pub fn write_fact_entries(
+    apis: &[&ApiFunction],
+    facts: &crate::model::FactTable,
     pin: &SourcePin,
     pins: &crate::source::Pins,
     grounding: &crate::validate::Grounding,
@@ -413,12 +427,11 @@ pub fn write_fact_entries(
         apis: apis.len(),
         ..Default::default()
     };
-    let mut all = Vec::with_capacity(apis.len());
-    for a in apis {
-        let f = reader.read(&graph.interface(a));
-        report.facts += f.facts.len();
-        all.push(f);
-    }
+    let all: Vec<&crate::model::ApiFacts> = apis
+        .iter()
+        .filter_map(|a| facts.apis.get(&a.name))
+        .collect();
+    report.facts = all.iter().map(|f| f.facts.len()).sum();
     let source = SourceRef {
         origin: pin.origin.clone(),
         sha256: pin.sha256.clone(),
@@ -451,8 +464,12 @@ pub fn write_fact_entries(
             continue;
         }
         match crate::validate::file::check_entry(&e, grounding, pins) {
-            Ok(checks) => e.validation = checks,
+            Ok((checks, counted)) => {
+                report.fact_check.add(counted);
+                e.validation = checks;
+            }
             Err(f) => {
+                report.fact_check.add(f.fact_check);
                 tracing::debug!(id = %e.id, reason = %f.reason, detail = %f.detail, "Fact entry refused.");
                 *report.rejected.entry(f.reason.to_string()).or_default() += 1;
                 continue;
@@ -472,7 +489,10 @@ pub fn write_fact_entries(
         out.write_entry(&e)?;
         report.written += 1;
     }
-    for (a, f) in apis.iter().zip(&all) {
+    for a in apis {
+        let Some(f) = facts.apis.get(&a.name) else {
+            continue;
+        };
         let n = per_api.get(a.name.as_str()).copied().unwrap_or(0);
         if n < MIN_FACT_ENTRIES {
             let kinds: BTreeSet<&str> = f.facts.iter().map(|x| x.kind.label()).collect();
@@ -648,6 +668,8 @@ pub struct RunSummary {
     pub entries: usize,
     /// Rejects written in this run.
     pub rejects: usize,
+    /// Claims of this run's answers compared with the facts.
+    pub fact_check: crate::model::FactCheckCount,
 }
 
 /// What answering needs besides the plan and the output folder.
@@ -664,6 +686,8 @@ pub struct RunContext<'a> {
     pub trees: &'a Trees,
     /// Names the indexes define, for grounding.
     pub known: &'a KnownNames,
+    /// The facts of the run's APIs, for the fact check.
+    pub facts: Option<&'a crate::validate::factcheck::FactIndex<'a>>,
     /// Similarity from which two entries are duplicates.
     pub dedup_threshold: f64,
     /// The ROCm compiler, for answers that carry code.
@@ -1022,8 +1046,19 @@ impl<'p> Judge<'_, '_, 'p> {
         progress: &mut dyn FnMut(usize, usize),
     ) {
         let s = &self.planned.slices[&q.slice_id];
-        let checked = answer
-            .and_then(|a| check_reply(q, s, &a, self.w.cx.trees, self.w.cx.known).map(|v| (v, a)));
+        let g = crate::validate::Grounding {
+            trees: self.w.cx.trees,
+            known: self.w.cx.known,
+            facts: self.w.cx.facts,
+        };
+        let checked = answer.and_then(|a| {
+            let checked = check_reply(q, s, &a, &g);
+            self.w.summary.fact_check.add(match &checked {
+                Ok(v) => v.fact_check,
+                Err(f) => f.fact_check,
+            });
+            checked.map(|v| (v, a))
+        });
         let (v, raw) = match checked {
             Ok(x) => x,
             Err(f) => return self.w.fail(q, s, f, reply, usage, progress),

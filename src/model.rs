@@ -880,4 +880,41 @@ pub struct FactEntriesReport {
     pub near_duplicates: usize,
     /// In-scope APIs with fewer than the minimum of fact entries, and why.
     pub below_minimum: std::collections::BTreeMap<String, String>,
+    /// Claims of the rendered entries the fact check compared with the facts.
+    #[serde(default)]
+    pub fact_check: FactCheckCount,
+}
+
+/// What answers' claims are checked against: the facts of each API of a run, computed
+/// once, and the names that tell a claim about another API apart from one the facts do
+/// not cover.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FactTable {
+    /// Facts by API name.
+    pub apis: std::collections::BTreeMap<String, ApiFacts>,
+    /// Every `__global__` kernel the libraries define.
+    pub kernels: std::collections::BTreeSet<String>,
+    /// Every public API function of the libraries.
+    pub api_names: std::collections::BTreeSet<String>,
+}
+
+/// How many claims of answers the fact check compared with the facts (in the manifest
+/// and the `rocqa validate` summary).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FactCheckCount {
+    /// Answers whose APIs have facts.
+    pub answers: usize,
+    /// Claims compared with a fact.
+    pub claims: usize,
+    /// Claims a fact contradicts (each rejects its answer as `contradicts-code`).
+    pub contradicted: usize,
+}
+
+impl FactCheckCount {
+    /// Adds another count.
+    pub fn add(&mut self, o: FactCheckCount) {
+        self.answers += o.answers;
+        self.claims += o.claims;
+        self.contradicted += o.contradicted;
+    }
 }

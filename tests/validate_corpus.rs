@@ -436,13 +436,15 @@ fn defects(good: &[Entry]) -> Vec<Defect> {
     let mut e = next(15);
     e.answer = format!("As the library does, {EVAL_ANSWER}");
     push(e, Some("contaminated"), &mut out);
-    // Semantic errors: grounded words, wrong claims. No check reads meaning.
+    // Semantic errors: grounded words, wrong claims. A status the code contradicts is
+    // caught by the fact check (rocblas_scal_imp.hpp:88 returns success for n <= 0); a
+    // barrier claimed where there is none, no check reads.
     let mut e = next(16);
     rewrite(&mut e, "rocblas_axpy_kernel synchronizes the block with __syncthreads before every update of y, since threads share x through LDS.");
     push(e, None, &mut out);
     let mut e = next(17);
     rewrite(&mut e, "rocblas_internal_scal_launcher returns rocblas_status_invalid_size when n <= 0, treating an empty vector as an error.");
-    push(e, None, &mut out);
+    push(e, Some("contradicts-code"), &mut out);
     out
 }
 

@@ -892,14 +892,16 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     let lcfg = project.library(&lib)?;
     let reader = crate::facts::FactReader::new(&code, &lcfg.api_prefix, &lcfg.precisions);
     let apis = crate::extract::run_apis(&plan, &graph, &main.scope);
+    let facts = crate::extract::read_facts(&apis, &graph, &reader, &indexes);
+    let fact_index = crate::validate::factcheck::FactIndex::new(&facts);
     let grounding = crate::validate::Grounding {
         trees: &trees,
         known: &known,
+        facts: Some(&fact_index),
     };
     let report = crate::extract::write_fact_entries(
         &apis,
-        &graph,
-        &reader,
+        &facts,
         &pin,
         &pins,
         &grounding,
@@ -967,6 +969,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         pin: &pin,
         trees: &trees,
         known: &known,
+        facts: Some(&fact_index),
         dedup_threshold: crate::validate::dedup::DEFAULT_THRESHOLD,
         compiler: &compiler,
         group_questions: a.group_questions,
@@ -977,6 +980,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     }
     manifest.model = Some(model);
     manifest.params = params;
+    manifest.fact_check = Some(summary.fact_check);
     manifest.add_llm_totals(&dir, serde_json::to_value(client.totals())?)?;
     manifest.duration_ms = t0.elapsed().as_millis() as u64;
     manifest.count_outputs(&dir)?;
@@ -996,6 +1000,12 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         dir.display()
     );
     let t = client.totals();
+    say!(
+        "fact check: {} claims of {} answers compared with the facts of their APIs, {} contradicted (rejected as contradicts-code)",
+        summary.fact_check.claims,
+        summary.fact_check.answers,
+        summary.fact_check.contradicted
+    );
     say!(
         "llm: {} requests, {} cache hits, {} retries, {} failures; {} prompt + {} completion tokens",
         t.requests, t.cache_hits, t.retries, t.failures, t.prompt_tokens, t.completion_tokens
@@ -1202,16 +1212,55 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
         .map(|(_, e)| (e.lib.clone(), e.version.clone()))
         .filter(|(l, v)| project.library.contains_key(l.as_str()) && pins.get(l, v).is_some())
         .collect();
+    let mut scopes = Vec::new();
     for (lib, version) in &wanted {
         let mut libs = vec![(lib.clone(), version.clone())];
         libs.extend(pair_of(&project, lib, version)?);
         for (l, v) in libs {
             trees.add(&l, &source::tree_path(&layout.sources(), &l, &v)?);
             prefixes.push(project.library(&l)?.api_prefix.clone());
-            loaded.push(load_index(layout, &project, &l, &v, true)?.index);
+            let ix = load_index(layout, &project, &l, &v, true)?;
+            loaded.push(ix.index);
+            scopes.push(ix.scope);
         }
     }
     let refs: Vec<&crate::model::LibraryIndex> = loaded.iter().collect();
+    // The facts of every API the entries name, for the fact check.
+    let mut facts = crate::facts::names_table(&refs);
+    for (lib, version) in &wanted {
+        let Some(k) = refs
+            .iter()
+            .position(|ix| ix.lib == *lib && ix.version == *version)
+        else {
+            continue;
+        };
+        let pair = pair_of(&project, lib, version)?.and_then(|(l, v)| {
+            refs.iter()
+                .find(|ix| ix.lib == l && ix.version == v)
+                .copied()
+        });
+        let graph = CodeGraph::new(refs[k], pair, &scopes[k]);
+        let mut libs = vec![(lib.as_str(), version.as_str())];
+        if let Some(p) = pair {
+            libs.push((p.lib.as_str(), p.version.as_str()));
+        }
+        let code = code_text(layout, &project, &libs)?;
+        let lcfg = project.library(lib)?;
+        let reader = crate::facts::FactReader::new(&code, &lcfg.api_prefix, &lcfg.precisions);
+        let named: std::collections::BTreeSet<&str> = file
+            .entries
+            .iter()
+            .filter(|(_, e)| e.lib == *lib && e.version == *version)
+            .flat_map(|(_, e)| e.apis.iter().map(String::as_str))
+            .collect();
+        for a in graph.api() {
+            if named.contains(a.name.as_str()) && !facts.apis.contains_key(&a.name) {
+                facts
+                    .apis
+                    .insert(a.name.clone(), reader.read(&graph.interface(a)));
+            }
+        }
+    }
     let known = crate::validate::grounding::KnownNames::from_indexes(&refs, &prefixes)
         .with_trees(&trees)
         .with_system_headers();
@@ -1234,12 +1283,14 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
     for p in &a.against {
         earlier.extend(crate::emit::read_jsonl::<crate::model::Entry>(p)?);
     }
+    let fact_index = crate::validate::factcheck::FactIndex::new(&facts);
     let outcome = validate_entries(
         file,
         &FileJob {
             grounding: crate::validate::Grounding {
                 trees: &trees,
                 known: &known,
+                facts: Some(&fact_index),
             },
             pins: &pins,
             compiler: &compiler,
@@ -1283,6 +1334,12 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
         outcome.kept.len(),
         outcome.rejects.len(),
         dir.display()
+    );
+    say!(
+        "  fact check: {} claims of {} entries compared with the facts of their APIs, {} contradicted",
+        outcome.fact_check.claims,
+        outcome.fact_check.answers,
+        outcome.fact_check.contradicted
     );
     for (set, items, by_q, by_a) in &outcome.contamination {
         say!("  eval set {set}: {items} items; {by_q} entries overlap by question, {by_a} by answer (13-word sequences)");

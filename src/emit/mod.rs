@@ -302,6 +302,10 @@ pub struct Manifest {
     /// Fact entries (generator `facts`), when the run wrote any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fact_entries: Option<crate::model::FactEntriesReport>,
+    /// Claims of this run's LLM answers compared with the facts of their APIs
+    /// (`contradicts-code`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fact_check: Option<crate::model::FactCheckCount>,
 }
 
 /// Planning figures of a run, written by every run and the point of a dry run.

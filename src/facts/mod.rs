@@ -24,7 +24,10 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use crate::index::ExpandedTree;
-use crate::model::{ApiFacts, EdgeKind, Fact, FactKind, GraphNode, InterfaceGraph, NodeKind};
+use crate::model::{
+    ApiFacts, EdgeKind, Fact, FactKind, FactTable, GraphNode, InterfaceGraph, LibraryIndex,
+    NodeKind, SymbolKind,
+};
 use code::{eval_int, split_args, tidy, Body, Scanner, Text};
 
 /// A file of a library: `(lib, file)`.
@@ -475,6 +478,14 @@ impl<'a> FactReader<'a> {
         };
         v.insert("grid".into(), resolve(&la.grid));
         v.insert("block".into(), resolve(&la.block));
+        // Threads per block, when every dimension has a value: what a claimed block
+        // size is compared with.
+        if let Some(dims) = block_dims(&la.block, body_before, pv) {
+            let threads: i64 = dims.iter().product();
+            let shown: Vec<String> = dims.iter().map(i64::to_string).collect();
+            v.insert("block_dims".into(), shown.join(", "));
+            v.insert("block_threads".into(), threads.to_string());
+        }
         let lds = tidy(&la.lds);
         let lds_v = eval_int(&substitute(&lds, pv))
             .map(|x| format!("{x} bytes"))
@@ -580,6 +591,13 @@ impl<'a> FactReader<'a> {
                 .try_fold(1i64, |acc, x| x.and_then(|x| acc.checked_mul(x)));
             if let Some(p) = prod {
                 v.insert("elements".into(), p.to_string());
+                let each: Vec<String> = dims
+                    .split('[')
+                    .skip(1)
+                    .filter_map(|x| eval_int(&substitute(x.trim_end_matches(']').trim(), kv)))
+                    .map(|x| x.to_string())
+                    .collect();
+                v.insert("dims".into(), each.join(", "));
             }
             let line = t.line_of(b.open + m0.start());
             let (conds, _) = b.conds_at(b.open + m0.start());
@@ -725,6 +743,37 @@ impl<'a> FactReader<'a> {
     }
 }
 
+/// The values of a launch's block dimensions (`dim3 threads(NB_X, NB_Y)` declared
+/// before the launch, `dim3(NB)` or a plain expression), when all are known.
+fn block_dims(block: &str, body_before: &str, pv: &ParamValues) -> Option<Vec<i64>> {
+    let a = block.trim();
+    let args = if is_name(a) {
+        let re = Regex::new(&format!(
+            r"\bdim3\s+{}\s*[({{=]\s*([^;]*?)\s*[)}}]?\s*;",
+            regex::escape(a)
+        ))
+        .ok()?;
+        match re.captures_iter(body_before).last() {
+            Some(m) => m[1].trim_start_matches("dim3").trim().to_string(),
+            None => a.to_string(),
+        }
+    } else {
+        a.to_string()
+    };
+    let inner = args
+        .strip_prefix("dim3")
+        .map(str::trim)
+        .unwrap_or(&args)
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .to_string();
+    let dims: Option<Vec<i64>> = split_args(&inner, true)
+        .iter()
+        .map(|d| eval_int(&substitute(d, pv)))
+        .collect();
+    dims.filter(|d| !d.is_empty() && d.iter().all(|&x| x > 0))
+}
+
 /// Does `text` name `ident` as a whole word?
 fn names(text: &str, ident: &str) -> bool {
     text.match_indices(ident).any(|(k, _)| {
@@ -840,6 +889,24 @@ fn reached_from(g: &InterfaceGraph, kernels: &BTreeSet<usize>, i: usize) -> bool
         }
     }
     false
+}
+
+/// A fact table holding no facts yet: the kernels and public APIs the indexes define,
+/// which tell a claim about another API's kernel apart from one no fact covers.
+pub fn names_table(indexes: &[&LibraryIndex]) -> FactTable {
+    let mut t = FactTable::default();
+    for ix in indexes {
+        t.api_names.extend(ix.api.iter().map(|a| a.name.clone()));
+        for f in &ix.files {
+            t.kernels.extend(
+                f.symbols
+                    .iter()
+                    .filter(|s| s.kind == SymbolKind::Kernel)
+                    .map(|s| s.name.clone()),
+            );
+        }
+    }
+    t
 }
 
 /// One line per fact, for `rocqa facts`.

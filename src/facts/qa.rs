@@ -476,7 +476,7 @@ fn role_of(kind: FactKind) -> PieceRole {
 /// given: an entry's `api` is the first of its group). `difficulty` follows the files
 /// and functions cited.
 pub fn render(
-    all: &[ApiFacts],
+    all: &[&ApiFacts],
     trees: &Trees,
     source: &SourceRef,
     tool: &str,

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Check, Citation, PieceRef};
+use crate::model::{Check, Citation, FactCheckCount, PieceRef};
 use crate::slice::{lines_hash, SliceError, Trees};
 
 use super::grounding::{
@@ -86,6 +86,8 @@ pub enum Reason {
     NearDuplicate,
     /// Overlaps a held-out evaluation item.
     Contaminated,
+    /// A claim about the API that the facts read off its code contradict.
+    ContradictsCode,
 }
 
 impl Reason {
@@ -121,6 +123,7 @@ impl Reason {
             CompileLimit => "compile-limit",
             NearDuplicate => "near-duplicate",
             Contaminated => "contaminated",
+            ContradictsCode => "contradicts-code",
         }
     }
 
@@ -184,6 +187,8 @@ pub struct Candidate<'a> {
     pub citations: &'a [ClaimedCitation],
     /// The code shown.
     pub slice: &'a [PieceRef],
+    /// The APIs the answer is about (claims are compared with their facts).
+    pub apis: &'a [String],
 }
 
 /// What the checks compare against.
@@ -193,6 +198,8 @@ pub struct Grounding<'a> {
     pub trees: &'a Trees,
     /// Names that exist.
     pub known: &'a KnownNames,
+    /// The facts of the run's APIs, when read (the fact check needs them).
+    pub facts: Option<&'a super::factcheck::FactIndex<'a>>,
 }
 
 /// An answer that passed.
@@ -206,6 +213,8 @@ pub struct Validated {
     pub citations: Vec<Citation>,
     /// Every check that ran.
     pub checks: Vec<Check>,
+    /// Claims compared with the facts.
+    pub fact_check: FactCheckCount,
 }
 
 /// An answer that failed.
@@ -217,6 +226,9 @@ pub struct Failed {
     pub detail: String,
     /// Every check that ran, the failing one last.
     pub checks: Vec<Check>,
+    /// Claims compared with the facts (a `contradicts-code` failure counts one
+    /// contradicted).
+    pub fact_check: FactCheckCount,
 }
 
 impl Failed {
@@ -230,6 +242,7 @@ impl Failed {
             }],
             reason,
             detail,
+            fact_check: FactCheckCount::default(),
         }
     }
 
@@ -244,6 +257,7 @@ impl Failed {
             reason,
             detail,
             checks,
+            fact_check: FactCheckCount::default(),
         }
     }
 }
@@ -255,6 +269,8 @@ pub struct Found {
     pub shown: String,
     /// Citations resolved and hashed.
     pub citations: Vec<Citation>,
+    /// Claims compared with the facts.
+    pub fact_check: FactCheckCount,
 }
 
 /// One check: passes with a detail (`None`: does not apply to this answer), or fails
@@ -274,6 +290,7 @@ pub const CHECKS: &[(&str, CheckFn)] = &[
     ("files-exist", files_exist),
     ("identifiers-exist", identifiers_exist),
     ("quotes-from-slice", quotes_from_slice),
+    ("contradicts-code", agrees_with_facts),
 ];
 
 /// Runs [`CHECKS`] in order.
@@ -288,7 +305,11 @@ pub fn run_checks(c: &Candidate, g: &Grounding) -> Result<Validated, Failed> {
                 detail,
             }),
             Ok(None) => {}
-            Err((reason, detail)) => return Err(Failed::after(checks, name, reason, detail)),
+            Err((reason, detail)) => {
+                let mut f = Failed::after(checks, name, reason, detail);
+                f.fact_check = found.fact_check;
+                return Err(f);
+            }
         }
     }
     Ok(Validated {
@@ -300,6 +321,7 @@ pub fn run_checks(c: &Candidate, g: &Grounding) -> Result<Validated, Failed> {
             .map(str::to_string),
         citations: found.citations,
         checks,
+        fact_check: found.fact_check,
     })
 }
 
@@ -603,5 +625,23 @@ fn quotes_from_slice(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcome
             format!("quoted as library code but not in the slice: {q}"),
         )),
         None => Ok(Some(String::new())),
+    }
+}
+
+fn agrees_with_facts(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
+    let Some(index) = g.facts else {
+        return Ok(None);
+    };
+    let Some(v) = super::factcheck::check(c.answer, c.apis, index) else {
+        return Ok(None);
+    };
+    found.fact_check = v.count();
+    match v.contradiction {
+        Some(why) => Err((Reason::ContradictsCode, why)),
+        None => Ok(Some(format!(
+            "{} claims about {} agree with the facts of its code",
+            v.claims,
+            c.apis.first().map(String::as_str).unwrap_or("the API")
+        ))),
     }
 }

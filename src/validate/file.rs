@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::emit::{read_existing, schema_violations, EmitError};
-use crate::model::{Check, Entry, Reject, TokenUsage};
+use crate::model::{Check, Entry, FactCheckCount, Reject, TokenUsage};
 use crate::source::Pins;
 
 use super::checks::{run_checks, Candidate, ClaimedCitation, Failed, Grounding, Reason};
@@ -126,6 +126,8 @@ pub struct FileOutcome {
     pub rejects: Vec<Reject>,
     /// Per evaluation set: `(name, items, entries overlapping by question, by answer)`.
     pub contamination: Vec<(String, usize, usize, usize)>,
+    /// Claims of the entries compared with the facts of their APIs.
+    pub fact_check: FactCheckCount,
 }
 
 /// The entry's source must be the pin of its library version.
@@ -146,8 +148,13 @@ pub fn check_pin(e: &Entry, pins: &Pins) -> Result<(), String> {
 }
 
 /// Runs the shared checks on one entry's own content; the compile, near-duplicate and
-/// decontamination passes need the whole file and come after.
-pub fn check_entry(e: &Entry, g: &Grounding, pins: &Pins) -> Result<Vec<Check>, Failed> {
+/// decontamination passes need the whole file and come after. Gives the checks and
+/// the claims compared with the facts.
+pub fn check_entry(
+    e: &Entry,
+    g: &Grounding,
+    pins: &Pins,
+) -> Result<(Vec<Check>, FactCheckCount), Failed> {
     check_pin(e, pins).map_err(|d| Failed::at_start(Reason::SourcePin, d))?;
     let citations: Vec<ClaimedCitation> = e.citations.iter().map(ClaimedCitation::from).collect();
     let candidate = Candidate {
@@ -157,6 +164,7 @@ pub fn check_entry(e: &Entry, g: &Grounding, pins: &Pins) -> Result<Vec<Check>, 
         code: e.code.as_deref().map(str::trim).filter(|c| !c.is_empty()),
         citations: &citations,
         slice: &e.slice,
+        apis: &e.apis,
     };
     let mut v = run_checks(&candidate, g)?;
     v.checks.insert(
@@ -167,7 +175,7 @@ pub fn check_entry(e: &Entry, g: &Grounding, pins: &Pins) -> Result<Vec<Check>, 
             detail: "fits src/emit/entry.schema.json; source is the pinned one".into(),
         },
     );
-    Ok(v.checks)
+    Ok((v.checks, v.fact_check))
 }
 
 /// What validating a file compares against.
@@ -199,10 +207,15 @@ pub fn validate_entries(file: EntriesFile, job: &FileJob) -> FileOutcome {
     let mut checked: Vec<(Entry, Vec<Check>)> = Vec::new();
     for e in entries {
         match check_entry(&e, &job.grounding, job.pins) {
-            Ok(c) => checked.push((e, c)),
-            Err(f) => out
-                .rejects
-                .push(to_reject(&e, f.reason, &f.detail, f.checks)),
+            Ok((c, counted)) => {
+                out.fact_check.add(counted);
+                checked.push((e, c));
+            }
+            Err(f) => {
+                out.fact_check.add(f.fact_check);
+                out.rejects
+                    .push(to_reject(&e, f.reason, &f.detail, f.checks));
+            }
         }
     }
     // Every snippet in one call: many per translation unit, in parallel.

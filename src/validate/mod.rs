@@ -13,6 +13,7 @@ pub mod checks;
 pub mod compile;
 
 pub mod dedup;
+pub mod factcheck;
 pub mod file;
 pub mod grounding;
 pub mod launch;
@@ -20,12 +21,10 @@ pub mod launch;
 use serde::Deserialize;
 
 use crate::model::{Check, PieceRef, Question, Slice};
-use crate::slice::Trees;
 pub use checks::{
     refusal_in, run_checks, Candidate, ClaimedCitation, Failed, Grounding, Reason, Validated,
     MAX_ANSWER_CHARS, MIN_ANSWER_CHARS,
 };
-use grounding::KnownNames;
 
 #[derive(Deserialize)]
 struct RawCitation {
@@ -156,8 +155,7 @@ pub fn check_reply(
     q: &Question,
     slice: &Slice,
     raw: &str,
-    trees: &Trees,
-    known: &KnownNames,
+    g: &Grounding,
 ) -> Result<Validated, Failed> {
     let parsed: RawAnswer = match json_object(raw).map(serde_json::from_str::<RawAnswer>) {
         Some(Ok(a)) => a,
@@ -194,8 +192,9 @@ pub fn check_reply(
         code: (!code.is_empty()).then_some(code),
         citations: &citations,
         slice: &pieces,
+        apis: &slice.apis,
     };
-    let mut v = run_checks(&candidate, &Grounding { trees, known })?;
+    let mut v = run_checks(&candidate, g)?;
     v.checks.insert(
         0,
         Check {
@@ -212,6 +211,8 @@ mod tests {
     use super::*;
     use crate::model::{PieceRole, SliceFeatures, SlicePiece};
     use crate::slice::lines_hash;
+    use crate::slice::Trees;
+    use grounding::KnownNames;
 
     fn fixture() -> (Question, Slice, Trees, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
@@ -279,8 +280,11 @@ mod tests {
             &q,
             &s,
             &reply(GOOD, "k.hpp", 6, 7),
-            &t,
-            &KnownNames::default(),
+            &Grounding {
+                trees: &t,
+                known: &KnownNames::default(),
+                facts: None,
+            },
         )
         .unwrap();
         assert_eq!(v.citations[0].file, "src/k.hpp");
@@ -293,8 +297,11 @@ mod tests {
             &q,
             &s,
             &format!("Sure:\n```json\n{}\n```", reply(GOOD, "src/k.hpp", 5, 5)),
-            &t,
-            &KnownNames::default()
+            &Grounding {
+                trees: &t,
+                known: &KnownNames::default(),
+                facts: None
+            }
         )
         .is_ok());
     }
@@ -337,7 +344,17 @@ mod tests {
             ),
         ];
         for (raw, reason) in cases {
-            let f = check_reply(&q, &s, &raw, &t, &KnownNames::default()).unwrap_err();
+            let f = check_reply(
+                &q,
+                &s,
+                &raw,
+                &Grounding {
+                    trees: &t,
+                    known: &KnownNames::default(),
+                    facts: None,
+                },
+            )
+            .unwrap_err();
             assert_eq!(f.reason.as_str(), reason, "{raw}: {}", f.detail);
             assert!(!f.checks.last().unwrap().ok);
         }
@@ -347,8 +364,11 @@ mod tests {
                 &q,
                 &s,
                 &reply(GOOD, "src/k.hpp", 6, 7),
-                &t,
-                &KnownNames::default()
+                &Grounding {
+                    trees: &t,
+                    known: &KnownNames::default(),
+                    facts: None
+                }
             )
             .unwrap_err()
             .reason,
@@ -372,7 +392,12 @@ mod tests {
         assert_eq!(got.len(), 4);
         for k in [0, 3] {
             let one = got[k].as_ref().unwrap();
-            assert!(check_reply(&q, &s, one, &t, &KnownNames::default()).is_ok());
+            let g = Grounding {
+                trees: &t,
+                known: &KnownNames::default(),
+                facts: None,
+            };
+            assert!(check_reply(&q, &s, one, &g).is_ok());
         }
         let why = |k: usize| got[k].as_ref().unwrap_err().detail.clone();
         assert!(why(1).contains("no answer for question 2"), "{}", why(1));

@@ -1,0 +1,789 @@
+//! The fact check (`contradicts-code`): claims an answer makes about its own API,
+//! compared with the facts read off that API's code ([`FactTable`], computed once per
+//! run and handed in as plain data).
+//!
+//! Precision first: a claim is judged only when it is bound to something the facts
+//! know, and a right answer must never be rejected. Judged are:
+//! - kernels the sentence says this API launches (the API named as the subject, no
+//!   negation, no other API named): a kernel of the libraries that no launch of the
+//!   API's facts names is a contradiction;
+//! - `NAME = N` for a template argument or constant the facts resolved (`NB_X = 8`);
+//! - threads per block in a sentence naming a kernel the API launches;
+//! - elements of a `__shared__` array in a sentence naming it;
+//! - the status returned under a condition on an argument (`n <= 0`, "incx is
+//!   negative"): contradicted when an unconditional check whose condition covers the
+//!   claimed one returns another status and no check returning the claimed status
+//!   overlaps it.
+//!
+//! Claims the facts do not cover pass.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use crate::model::{ApiFacts, Fact, FactCheckCount, FactKind, FactTable};
+
+/// What the fact check found in one answer: the claims compared and the first
+/// contradiction, naming the fact and its `file:line`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Verdict {
+    /// Claims compared with a fact.
+    pub claims: usize,
+    /// The first contradiction.
+    pub contradiction: Option<String>,
+}
+
+impl Verdict {
+    /// The count this verdict adds to a run's.
+    pub fn count(&self) -> FactCheckCount {
+        FactCheckCount {
+            answers: 1,
+            claims: self.claims,
+            contradicted: usize::from(self.contradiction.is_some()),
+        }
+    }
+}
+
+struct Patterns {
+    sentence: Regex,
+    ident: Regex,
+    launch_verb: Regex,
+    negation: Regex,
+    denial: Regex,
+    limit: Regex,
+    this_api: Regex,
+    constant: Regex,
+    threads: Regex,
+    elements: Regex,
+    indexed: Regex,
+    status: Regex,
+    code_atom: Regex,
+    prose_atom: Regex,
+    null_atom: Regex,
+    conjunction: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static P: OnceLock<Patterns> = OnceLock::new();
+    P.get_or_init(|| {
+        let r = |p: &str| Regex::new(p).expect("static regex");
+        Patterns {
+            sentence: r(r"[.!?;]\s+|\n+"),
+            ident: r(r"[A-Za-z_][A-Za-z0-9_]*"),
+            launch_verb: r(r"(?i)\b(launch(es|ed)?|dispatch(es|ed)?|enqueues?)\b"),
+            negation: r(concat!(
+                r"(?i)\b(not|never|no|nor|neither|instead|rather|unlike|except|other|others",
+                r"|otherwise|without|whereas|but|compared|similar|similarly|like",
+                r"|may|might|could|would|can|cannot|\w+n't)\b"
+            )),
+            denial: r(r"(?i)\b(not|never|no|nor|neither|instead|rather|unlike|except|without|\w+n't)\b"),
+            limit: r(r"(?i)\b(max|maximum|at most|up to|limit|limits|hardware|wavefronts?|warps?)\b"),
+            this_api: r(r"(?i)\bth(is|e) (api|function|routine|call|entry point)\b"),
+            constant: r(
+                r"\b([A-Za-z_][A-Za-z0-9_]*)`?\s*(?:=|==|is set to|is|equals|of)\s*`?(\d+)\b",
+            ),
+            threads: r(concat!(
+                r"(?i)\b(?:(\d+)\s*(?:threads?\s+(?:per|in each|in a|for each|each)\s+(?:thread)?block",
+                r"|-?threads?\s+blocks?)|blocks?\s+(?:size\s+)?of\s+(\d+)\s+threads?",
+                r"|block\s*size\s*(?:of|is|=|:)?\s*`?(\d+)\b)"
+            )),
+            elements: r(concat!(
+                r"(?i)\b(?:of|holds?|holding|has|having|with|contains?|containing|stores?|storing",
+                r"|sized?|for)\s+(?:\w+\s+){0,2}?(\d+)\s*-?\s*(?:elements?|entries|values|floats",
+                r"|doubles|items|slots)\b"
+            )),
+            indexed: r(r"\b([A-Za-z_]\w*)\s*\[\s*(\d+)\s*\](?:\s*\[\s*(\d+)\s*\])?"),
+            status: r(r"\b[a-z]+_status_[a-z_]+\b"),
+            code_atom: r(r"(\*?)\b([A-Za-z_]\w*)\s*(<=|>=|==|!=|<|>)\s*(-?\d+)\b"),
+            prose_atom: r(concat!(
+                r"(?i)\b([A-Za-z_]\w*)`?\s+(?:is|are|equals|becomes)\s+",
+                r"(zero|0|negative|positive|non-?positive|not positive|non-?negative",
+                r"|less than or equal to (?:zero|0)|less than (?:zero|0|one|1)",
+                r"|greater than (?:zero|0)|at most (?:zero|0)|smaller than (?:zero|0|one|1))\b"
+            )),
+            null_atom: r(concat!(
+                r"(?i)(?:!\s*([A-Za-z_]\w*)\b|\b([A-Za-z_]\w*)\s*==\s*(?:nullptr|NULL)\b",
+                r"|\b([A-Za-z_]\w*)`?\s+(?:is|are)\s+(?:a\s+)?(?:null|nullptr|NULL)\b)"
+            )),
+            conjunction: r(r"(?i)&&|\band\b|\bboth\b"),
+        }
+    })
+}
+
+/// A condition on one argument: a value range, or the pointer being null.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Range {
+    Values(i64, i64),
+    Null,
+}
+
+impl Range {
+    fn within(self, o: Range) -> bool {
+        match (self, o) {
+            (Range::Values(a, b), Range::Values(c, d)) => c <= a && b <= d,
+            (Range::Null, Range::Null) => true,
+            _ => false,
+        }
+    }
+
+    fn overlaps(self, o: Range) -> bool {
+        match (self, o) {
+            (Range::Values(a, b), Range::Values(c, d)) => a <= d && c <= b,
+            (Range::Null, Range::Null) => true,
+            _ => false,
+        }
+    }
+}
+
+fn range(op: &str, c: i64) -> Option<Range> {
+    Some(match op {
+        "<=" => Range::Values(i64::MIN, c),
+        "<" => Range::Values(i64::MIN, c.checked_sub(1)?),
+        "==" => Range::Values(c, c),
+        ">=" => Range::Values(c, i64::MAX),
+        ">" => Range::Values(c.checked_add(1)?, i64::MAX),
+        _ => return None,
+    })
+}
+
+/// The atoms of a condition: `(argument, range)` with their byte spans.
+fn atoms_of(text: &str, prose: bool) -> Vec<(usize, String, Range)> {
+    let p = patterns();
+    let mut out = Vec::new();
+    // A member (`handle->n`, `x.size`) or a call is not an argument.
+    let member = |from: usize, to: usize| {
+        text[..from].ends_with("->")
+            || text[..from].ends_with('.')
+            || ["->", ".", "(", "["]
+                .iter()
+                .any(|x| text[to..].trim_start().starts_with(x))
+    };
+    for c in p.code_atom.captures_iter(text) {
+        let (Some(m), Some(v), Ok(k)) = (c.get(0), c.get(2), c[4].parse::<i64>()) else {
+            continue;
+        };
+        if text[..v.start()].ends_with("->") || text[..v.start()].ends_with('.') {
+            continue;
+        }
+        if let Some(r) = range(&c[3], k) {
+            // `*alpha == 1` is about the value alpha points to: `*alpha`.
+            out.push((m.start(), format!("{}{}", &c[1], &c[2]), r));
+        }
+    }
+    for c in p.null_atom.captures_iter(text) {
+        let Some(m) = c.get(0) else { continue };
+        let Some(v) = (1..=3).find_map(|i| c.get(i)) else {
+            continue;
+        };
+        // `!n` on an integer means zero, not null: read so where the argument is
+        // compared with numbers elsewhere.
+        if !member(v.start(), v.end()) {
+            out.push((m.start(), v.as_str().to_string(), Range::Null));
+        }
+    }
+    if prose {
+        for c in p.prose_atom.captures_iter(text) {
+            let Some(m) = c.get(0) else { continue };
+            let w = c[2].to_lowercase();
+            let r = match w.as_str() {
+                "zero" | "0" => Range::Values(0, 0),
+                "negative" => Range::Values(i64::MIN, -1),
+                "positive" | "greater than zero" | "greater than 0" => Range::Values(1, i64::MAX),
+                "non-negative" | "nonnegative" => Range::Values(0, i64::MAX),
+                "less than one" | "less than 1" | "smaller than one" | "smaller than 1" => {
+                    Range::Values(i64::MIN, 0)
+                }
+                "less than zero" | "less than 0" | "smaller than zero" | "smaller than 0" => {
+                    Range::Values(i64::MIN, -1)
+                }
+                _ => Range::Values(i64::MIN, 0),
+            };
+            out.push((m.start(), c[1].to_string(), r));
+        }
+    }
+    out.sort_by_key(|a| a.0);
+    out
+}
+
+/// A status-returning fact (argument check, quick return, size query), its condition
+/// read as atoms.
+#[derive(Clone)]
+struct StatusFact<'a> {
+    fact: &'a Fact,
+    status: &'a str,
+    atoms: Vec<(String, Range)>,
+    /// The atoms of the check and of the conditions around it: a claim overlapping
+    /// one of them may describe this return.
+    around: Vec<(String, Range)>,
+    /// It returns its status whenever one of its atoms holds.
+    covers: bool,
+}
+
+fn at(f: &Fact) -> String {
+    format!("{}:{}", f.file, f.line)
+}
+
+/// The facts of one API (or, merged, of an answer's APIs), indexed for the claims.
+#[derive(Clone, Default)]
+struct Known<'a> {
+    launched: BTreeMap<&'a str, Vec<&'a Fact>>,
+    constants: BTreeMap<String, (BTreeSet<i64>, &'a Fact)>,
+    unresolved: BTreeSet<String>,
+    shared: BTreeMap<&'a str, Vec<&'a Fact>>,
+    checks: Vec<StatusFact<'a>>,
+    numeric_args: BTreeSet<String>,
+}
+
+impl<'a> Known<'a> {
+    fn new(api: &'a ApiFacts) -> Known<'a> {
+        let mut k = Known::default();
+        let family = api.family.as_str();
+        let ident = &patterns().ident;
+        for f in &api.facts {
+            match f.kind {
+                FactKind::Launch => {
+                    k.launched.entry(f.subject.as_str()).or_default().push(f);
+                    for (key, v) in &f.values {
+                        if let (Some(name), Ok(x)) = (key.strip_suffix('='), v.parse::<i64>()) {
+                            let e = k
+                                .constants
+                                .entry(name.to_string())
+                                .or_insert((BTreeSet::new(), f));
+                            e.0.insert(x);
+                        }
+                    }
+                    // Names a launch shows without a value: their values are not known.
+                    for key in ["grid", "block", "template_args"] {
+                        if let Some(text) = f.values.get(key) {
+                            let text = text.split(" with ").next().unwrap_or("");
+                            for m in ident.find_iter(text) {
+                                if !f.values.contains_key(&format!("{}=", m.as_str())) {
+                                    k.unresolved.insert(m.as_str().to_string());
+                                }
+                            }
+                        }
+                    }
+                }
+                FactKind::LaunchBounds => {
+                    let b = f.values.get("bounds").map(String::as_str).unwrap_or("");
+                    match f.values.get("value").and_then(|v| v.parse::<i64>().ok()) {
+                        Some(x) if is_ident(b) => {
+                            k.constants
+                                .entry(b.to_string())
+                                .or_insert((BTreeSet::new(), f))
+                                .0
+                                .insert(x);
+                        }
+                        Some(_) => {}
+                        None => {
+                            for m in ident.find_iter(b) {
+                                k.unresolved.insert(m.as_str().to_string());
+                            }
+                        }
+                    }
+                }
+                FactKind::SharedMemory => {
+                    k.shared.entry(f.subject.as_str()).or_default().push(f);
+                    if !f.values.contains_key("elements") {
+                        let size = f.values.get("size").map(String::as_str).unwrap_or("");
+                        for m in ident.find_iter(size) {
+                            k.unresolved.insert(m.as_str().to_string());
+                        }
+                    }
+                }
+                FactKind::ArgCheck | FactKind::QuickReturn | FactKind::WorkspaceQuery => {
+                    let query = f.kind == FactKind::WorkspaceQuery;
+                    let cond = if query {
+                        ""
+                    } else {
+                        f.values.get("condition").map(String::as_str).unwrap_or("")
+                    };
+                    let atoms: Vec<(String, Range)> = atoms_of(cond, false)
+                        .into_iter()
+                        .map(|(_, n, r)| (n, r))
+                        .collect();
+                    for (n, r) in &atoms {
+                        if matches!(r, Range::Values(..)) {
+                            k.numeric_args.insert(n.clone());
+                        }
+                    }
+                    // A check fires whenever one of its `||` terms holds, if nothing
+                    // around it in its function guards it. A helper's `n` is its own
+                    // argument, not the API's: only functions named for the API's
+                    // family are taken to check the API's arguments.
+                    let own = !family.is_empty() && f.function.contains(family);
+                    let covers = !query
+                        && own
+                        && !cond.contains("&&")
+                        && !cond.contains('?')
+                        && f.conditions.is_empty()
+                        && !atoms.is_empty();
+                    let mut around = atoms.clone();
+                    for c in &f.conditions {
+                        around.extend(atoms_of(c, false).into_iter().map(|(_, n, r)| (n, r)));
+                    }
+                    let status = if query { "returns" } else { "status" };
+                    k.checks.push(StatusFact {
+                        fact: f,
+                        status: f.values.get(status).map(String::as_str).unwrap_or(""),
+                        atoms,
+                        around,
+                        covers,
+                    });
+                }
+                _ => {}
+            }
+        }
+        // `!n` on an argument compared with numbers is `n == 0`.
+        let numeric = k.numeric_args.clone();
+        for c in &mut k.checks {
+            for (n, r) in c.atoms.iter_mut().chain(c.around.iter_mut()) {
+                if *r == Range::Null && numeric.contains(n) {
+                    *r = Range::Values(0, 0);
+                }
+            }
+        }
+        k
+    }
+
+    /// The union of several APIs' facts.
+    fn merge(parts: &[&Known<'a>]) -> Known<'a> {
+        let mut k = Known::default();
+        for p in parts {
+            for (n, fs) in &p.launched {
+                k.launched.entry(n).or_default().extend(fs);
+            }
+            for (n, (vs, f)) in &p.constants {
+                k.constants
+                    .entry(n.clone())
+                    .or_insert((BTreeSet::new(), f))
+                    .0
+                    .extend(vs);
+            }
+            k.unresolved.extend(p.unresolved.iter().cloned());
+            for (n, fs) in &p.shared {
+                k.shared.entry(n).or_default().extend(fs);
+            }
+            k.checks.extend(p.checks.iter().cloned());
+            k.numeric_args.extend(p.numeric_args.iter().cloned());
+        }
+        k
+    }
+}
+
+/// The facts of every API of a [`FactTable`], indexed once for the fact check.
+pub struct FactIndex<'a> {
+    table: &'a FactTable,
+    apis: BTreeMap<&'a str, Known<'a>>,
+}
+
+impl<'a> FactIndex<'a> {
+    /// Indexes every API's facts.
+    pub fn new(table: &'a FactTable) -> FactIndex<'a> {
+        FactIndex {
+            table,
+            apis: table
+                .apis
+                .iter()
+                .map(|(a, f)| (a.as_str(), Known::new(f)))
+                .collect(),
+        }
+    }
+}
+
+fn is_ident(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// Compares the claims of `answer` (prose, about `apis`) with their facts. `None` when
+/// no API of the answer has facts.
+pub fn check(answer: &str, apis: &[String], index: &FactIndex) -> Option<Verdict> {
+    let parts: Vec<&Known> = apis
+        .iter()
+        .filter_map(|a| index.apis.get(a.as_str()))
+        .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    let table = index.table;
+    let known = Known::merge(&parts);
+    let mut v = Verdict::default();
+    let text = answer.replace('`', " ");
+    for s in patterns().sentence.split(&text) {
+        let found = kernels(s, apis, table, &known, &mut v.claims);
+        // The numbers of a sentence that denies something are not claims.
+        let found = if patterns().denial.is_match(s) {
+            found
+        } else {
+            found
+                .or_else(|| constants(s, &known, &mut v.claims))
+                .or_else(|| block_sizes(s, &known, &mut v.claims))
+                .or_else(|| shared_sizes(s, &known, &mut v.claims))
+                .or_else(|| statuses(s, &known, &mut v.claims))
+        };
+        if found.is_some() && v.contradiction.is_none() {
+            v.contradiction = found;
+        }
+    }
+    Some(v)
+}
+
+fn kernels(
+    s: &str,
+    apis: &[String],
+    table: &FactTable,
+    k: &Known,
+    claims: &mut usize,
+) -> Option<String> {
+    let p = patterns();
+    if k.launched.is_empty() || !p.launch_verb.is_match(s) || p.negation.is_match(s) {
+        return None;
+    }
+    let words: Vec<&str> = p.ident.find_iter(s).map(|m| m.as_str()).collect();
+    let names_api = words.iter().any(|w| apis.iter().any(|a| a == w)) || p.this_api.is_match(s);
+    let names_other = words
+        .iter()
+        .any(|w| table.api_names.contains(*w) && !apis.iter().any(|a| a == w));
+    if !names_api || names_other {
+        return None;
+    }
+    for w in words {
+        if !table.kernels.contains(w) {
+            continue;
+        }
+        *claims += 1;
+        if !k.launched.contains_key(w) {
+            let runs: Vec<String> = k
+                .launched
+                .iter()
+                .map(|(n, fs)| format!("{n} ({})", at(fs[0])))
+                .collect();
+            return Some(format!(
+                "the answer says {} launches {w}; the facts of its code launch only {}",
+                apis.first().map(String::as_str).unwrap_or("the API"),
+                runs.join(", ")
+            ));
+        }
+    }
+    None
+}
+
+fn constants(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
+    for c in patterns().constant.captures_iter(s) {
+        let name = &c[1];
+        let Some((values, f)) = k.constants.get(name) else {
+            continue;
+        };
+        if k.unresolved.contains(name) {
+            continue;
+        }
+        let Ok(x) = c[2].parse::<i64>() else { continue };
+        *claims += 1;
+        if !values.contains(&x) {
+            let vs: Vec<String> = values.iter().map(i64::to_string).collect();
+            return Some(format!(
+                "the answer says {name} = {x}; the code gives {name} = {} ({} fact at {})",
+                vs.join(" or "),
+                f.kind.label(),
+                at(f)
+            ));
+        }
+    }
+    None
+}
+
+fn block_sizes(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
+    let p = patterns();
+    let named: Vec<&str> = p
+        .ident
+        .find_iter(s)
+        .map(|m| m.as_str())
+        .filter(|w| k.launched.contains_key(w))
+        .collect();
+    if named.is_empty() || p.limit.is_match(s) {
+        return None;
+    }
+    let launches: Vec<&Fact> = named.iter().flat_map(|n| k.launched[n].clone()).collect();
+    // Every launch of the kernels named must have a known block size.
+    let mut allowed = BTreeSet::new();
+    for f in &launches {
+        let dims = f.values.get("block_dims")?;
+        allowed.extend(dims.split(", ").filter_map(|d| d.parse::<i64>().ok()));
+        allowed.insert(f.values.get("block_threads")?.parse::<i64>().ok()?);
+    }
+    for c in p.threads.captures_iter(s) {
+        let Some(x) = (1..=3)
+            .find_map(|i| c.get(i))
+            .and_then(|m| m.as_str().parse::<i64>().ok())
+        else {
+            continue;
+        };
+        *claims += 1;
+        if !allowed.contains(&x) {
+            let f = launches[0];
+            return Some(format!(
+                "the answer gives {x} threads per block for {}; the launch at {} uses block {} ({} threads)",
+                f.subject,
+                at(f),
+                f.values.get("block").map(String::as_str).unwrap_or(""),
+                f.values.get("block_threads").map(String::as_str).unwrap_or("")
+            ));
+        }
+    }
+    None
+}
+
+fn shared_sizes(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
+    let p = patterns();
+    let named: BTreeSet<&str> = p
+        .ident
+        .find_iter(s)
+        .map(|m| m.as_str())
+        .filter(|w| k.shared.contains_key(w))
+        .collect();
+    if named.is_empty() {
+        return None;
+    }
+    let arrays: Vec<&Fact> = named.iter().flat_map(|n| k.shared[n].clone()).collect();
+    let mut allowed = BTreeSet::new();
+    for f in &arrays {
+        allowed.insert(f.values.get("elements")?.parse::<i64>().ok()?);
+        let dims = f.values.get("dims").map(String::as_str).unwrap_or("");
+        allowed.extend(dims.split(", ").filter_map(|d| d.parse::<i64>().ok()));
+    }
+    let mut claimed = Vec::new();
+    for c in p.indexed.captures_iter(s) {
+        if !named.contains(&c[1]) {
+            continue;
+        }
+        let a = c[2].parse::<i64>().ok();
+        let b = c.get(3).and_then(|m| m.as_str().parse::<i64>().ok());
+        if let Some(x) = a.map(|a| a * b.unwrap_or(1)) {
+            claimed.push(x);
+        }
+    }
+    for c in p.elements.captures_iter(s) {
+        if let Ok(x) = c[1].parse::<i64>() {
+            claimed.push(x);
+        }
+    }
+    for x in claimed {
+        *claims += 1;
+        if !allowed.contains(&x) {
+            let f = arrays[0];
+            return Some(format!(
+                "the answer gives {x} elements for the __shared__ array {}; the code declares {} {}{} ({} elements) at {}",
+                f.subject,
+                f.values.get("type").map(String::as_str).unwrap_or(""),
+                f.subject,
+                f.values.get("size").map(String::as_str).unwrap_or(""),
+                f.values.get("elements").map(String::as_str).unwrap_or(""),
+                at(f)
+            ));
+        }
+    }
+    None
+}
+
+fn statuses(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
+    let p = patterns();
+    let said: BTreeSet<&str> = p.status.find_iter(s).map(|m| m.as_str()).collect();
+    if said.len() != 1 || k.checks.is_empty() {
+        return None;
+    }
+    let status = *said.iter().next()?;
+    let mut claimed = atoms_of(s, true);
+    for (_, n, r) in &mut claimed {
+        if *r == Range::Null && k.numeric_args.contains(n) {
+            *r = Range::Values(0, 0);
+        }
+    }
+    claimed.retain(|(_, n, _)| k.checks.iter().any(|c| c.atoms.iter().any(|a| a.0 == *n)));
+    if claimed.is_empty() {
+        return None;
+    }
+    // Several conditions joined by "and" are one condition: not judged.
+    for w in claimed.windows(2) {
+        let between = &s[w[0].0..w[1].0];
+        if p.conjunction.is_match(between) {
+            return None;
+        }
+    }
+    for (_, name, r) in &claimed {
+        *claims += 1;
+        let supported = k.checks.iter().any(|c| {
+            c.status == status && c.around.iter().any(|(n, x)| n == name && x.overlaps(*r))
+        });
+        if supported {
+            continue;
+        }
+        let against = k.checks.iter().find(|c| {
+            c.covers && c.status != status && c.atoms.iter().any(|(n, x)| n == name && r.within(*x))
+        });
+        if let Some(c) = against {
+            return Some(format!(
+                "the answer says {status} under a condition on {name}; the code returns {} when {} ({} in {} at {})",
+                c.status,
+                c.fact.values.get("condition").map(String::as_str).unwrap_or(""),
+                c.fact.kind.label(),
+                c.fact.function,
+                at(c.fact)
+            ));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fact(kind: FactKind, subject: &str, line: u32, values: &[(&str, &str)]) -> Fact {
+        Fact {
+            kind,
+            subject: subject.into(),
+            function: "lib_scal_impl".into(),
+            lib: "lib".into(),
+            file: "src/scal.hpp".into(),
+            line,
+            end_line: line,
+            function_lines: (1, 100),
+            values: values
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            conditions: Vec::new(),
+        }
+    }
+
+    fn table() -> FactTable {
+        let facts = vec![
+            fact(
+                FactKind::Launch,
+                "lib_scal_kernel",
+                40,
+                &[
+                    ("block", "threads = dim3(NB) with NB = 256"),
+                    ("block_dims", "256"),
+                    ("block_threads", "256"),
+                    ("grid", "grid = dim3(blocks)"),
+                    ("NB=", "256"),
+                ],
+            ),
+            fact(
+                FactKind::SharedMemory,
+                "sdata",
+                12,
+                &[
+                    ("type", "T"),
+                    ("size", "[NB]"),
+                    ("elements", "256"),
+                    ("dims", "256"),
+                ],
+            ),
+            fact(
+                FactKind::QuickReturn,
+                "lib_status_success",
+                20,
+                &[
+                    ("status", "lib_status_success"),
+                    ("condition", "n <= 0 || incx <= 0"),
+                ],
+            ),
+            fact(
+                FactKind::ArgCheck,
+                "lib_status_invalid_pointer",
+                22,
+                &[
+                    ("status", "lib_status_invalid_pointer"),
+                    ("condition", "!x || !alpha"),
+                ],
+            ),
+        ];
+        let mut t = FactTable::default();
+        t.apis.insert(
+            "lib_sscal".into(),
+            ApiFacts {
+                lib: "lib".into(),
+                version: "1".into(),
+                api: "lib_sscal".into(),
+                family: "scal".into(),
+                variants: vec![],
+                facts,
+                excluded: vec![],
+            },
+        );
+        t.kernels = ["lib_scal_kernel", "lib_axpy_kernel"]
+            .map(String::from)
+            .into();
+        t.api_names = ["lib_sscal", "lib_saxpy"].map(String::from).into();
+        t
+    }
+
+    fn judge(answer: &str) -> Verdict {
+        let t = table();
+        check(answer, &["lib_sscal".to_string()], &FactIndex::new(&t)).expect("the API has facts")
+    }
+
+    #[test]
+    fn right_claims_pass_and_are_counted() {
+        let v = judge(
+            "lib_sscal launches lib_scal_kernel with 256 threads per block (NB = 256). \
+             The kernel keeps partial values in sdata, an LDS array of 256 elements. \
+             When n <= 0 it returns lib_status_success at once. If x is null the call \
+             returns lib_status_invalid_pointer.",
+        );
+        assert_eq!(v.contradiction, None);
+        assert_eq!(v.claims, 6, "{v:?}");
+    }
+
+    #[test]
+    fn each_planted_contradiction_names_the_fact() {
+        for (answer, names) in [
+            (
+                "lib_sscal launches lib_axpy_kernel over x.",
+                "src/scal.hpp:40",
+            ),
+            ("The launch uses `NB = 128` threads.", "src/scal.hpp:40"),
+            (
+                "lib_scal_kernel runs with 64 threads per block.",
+                "src/scal.hpp:40",
+            ),
+            ("sdata holds 512 elements.", "src/scal.hpp:12"),
+            (
+                "When n is negative, lib_sscal returns lib_status_invalid_size.",
+                "src/scal.hpp:20",
+            ),
+        ] {
+            let v = judge(answer);
+            let c = v
+                .contradiction
+                .unwrap_or_else(|| panic!("not caught: {answer}"));
+            assert!(c.contains(names), "{answer}: {c}");
+        }
+    }
+
+    #[test]
+    fn claims_the_facts_do_not_cover_pass() {
+        for answer in [
+            // Another API is named: the claim may be about it.
+            "Unlike lib_saxpy, which launches lib_axpy_kernel, lib_sscal launches lib_scal_kernel.",
+            "lib_saxpy launches lib_axpy_kernel.",
+            // A name the facts do not resolve, a condition they do not check.
+            "DIM_Y = 16 in the kernel.",
+            "When batch_count is zero lib_sscal returns lib_status_invalid_size.",
+            // Two statuses in one sentence, a conjunction: not bound.
+            "n <= 0 gives lib_status_success, otherwise lib_status_invalid_size.",
+            "When n <= 0 and incx < 0 it returns lib_status_invalid_size.",
+            // A 64-wide wavefront is no block size.
+            "Each wavefront of lib_scal_kernel has 64 lanes.",
+        ] {
+            assert_eq!(judge(answer).contradiction, None, "{answer}");
+        }
+        let t = table();
+        assert!(check("x", &["lib_other".to_string()], &FactIndex::new(&t)).is_none());
+    }
+}
