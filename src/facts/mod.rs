@@ -460,13 +460,8 @@ impl<'a> FactReader<'a> {
             let mut shown = a.to_string();
             if is_name(a) {
                 // `dim3 grid(blocks, 1, batches)`: the last declaration before the launch.
-                let re = Regex::new(&format!(
-                    r"\bdim3\s+{}\s*[({{=]\s*([^;]*?)\s*[)}}]?\s*;",
-                    regex::escape(a)
-                ))
-                .ok();
-                if let Some(m) = re.and_then(|re| re.captures_iter(body_before).last()) {
-                    shown = format!("{a} = dim3({})", tidy(&m[1]));
+                if let Some(m) = last_dim3_declaration(a, body_before) {
+                    shown = format!("{a} = dim3({})", tidy(&m));
                 }
             }
             let sub = substitute(&shown, pv);
@@ -743,18 +738,34 @@ impl<'a> FactReader<'a> {
     }
 }
 
+/// The value of the last declaration of `name` in `text`: `dim3 NAME(...)`,
+/// `dim3 NAME{...}` or `dim3 NAME = ...;`. The pattern is compiled once per name and
+/// thread and kept with its match cache (a cloned `Regex` starts a cold one): the same
+/// few names (`grid`, `threads`, ...) come back at every launch of a library.
+fn last_dim3_declaration(name: &str, text: &str) -> Option<String> {
+    thread_local! {
+        static BY_NAME: RefCell<HashMap<String, Regex>> = Default::default();
+    }
+    BY_NAME.with(|m| {
+        let mut m = m.borrow_mut();
+        let re = m.entry(name.to_string()).or_insert_with(|| {
+            Regex::new(&format!(
+                r"\bdim3\s+{}\s*[({{=]\s*([^;]*?)\s*[)}}]?\s*;",
+                regex::escape(name)
+            ))
+            .expect("an escaped name makes a valid pattern")
+        });
+        re.captures_iter(text).last().map(|c| c[1].to_string())
+    })
+}
+
 /// The values of a launch's block dimensions (`dim3 threads(NB_X, NB_Y)` declared
 /// before the launch, `dim3(NB)` or a plain expression), when all are known.
 fn block_dims(block: &str, body_before: &str, pv: &ParamValues) -> Option<Vec<i64>> {
     let a = block.trim();
     let args = if is_name(a) {
-        let re = Regex::new(&format!(
-            r"\bdim3\s+{}\s*[({{=]\s*([^;]*?)\s*[)}}]?\s*;",
-            regex::escape(a)
-        ))
-        .ok()?;
-        match re.captures_iter(body_before).last() {
-            Some(m) => m[1].trim_start_matches("dim3").trim().to_string(),
+        match last_dim3_declaration(a, body_before) {
+            Some(m) => m.trim_start_matches("dim3").trim().to_string(),
             None => a.to_string(),
         }
     } else {
