@@ -114,6 +114,10 @@ pub struct Symbol {
     /// batched overloads of an overload set have them, the others not.
     #[serde(default)]
     pub pointer_arrays: u16,
+    /// The compiler's unique name of the definition (libclang's USR), the same in every
+    /// translation unit; set by the precise index only.
+    #[serde(default)]
+    pub usr: String,
 }
 
 /// A call from one definition to a named function.
@@ -135,6 +139,10 @@ pub struct CallSite {
     /// Arguments passed, when the call parsed cleanly.
     #[serde(default)]
     pub args: Option<u16>,
+    /// USRs of the declarations the compiler resolved the call to (one), or of the
+    /// overload set a dependent call names; set by the precise index only.
+    #[serde(default)]
+    pub resolved: Vec<String>,
 }
 
 fn yes() -> bool {
@@ -152,6 +160,9 @@ pub struct LaunchSite {
     pub line: u32,
     /// Outermost macro the launch came out of (e.g. `ROCBLAS_LAUNCH_KERNEL`), if any.
     pub via_macro: Option<String>,
+    /// USRs of the kernel templates the launch names; set by the precise index only.
+    #[serde(default)]
+    pub resolved: Vec<String>,
 }
 
 /// A `#define` seen in the tree.

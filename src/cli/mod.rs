@@ -19,6 +19,8 @@ macro_rules! say {
     ($($t:tt)*) => { write_out(format_args!($($t)*)) };
 }
 
+mod precise;
+
 fn write_out(args: std::fmt::Arguments) {
     use std::io::Write;
     if let Err(e) = writeln!(std::io::stdout().lock(), "{args}") {
@@ -236,6 +238,13 @@ pub struct IndexArgs {
     /// library's CMake files, its pair's generated headers, rocqa.toml).
     #[arg(long, conflicts_with = "file")]
     pub defines: bool,
+    /// Parse the translation units with libclang (HIP mode, the build's flags) instead
+    /// of the fast index's own reading; opt-in, cached like the fast index.
+    #[arg(long, conflicts_with_all = ["file", "defines"])]
+    pub precise: bool,
+    /// With --precise: only these units (paths relative to the tree root; repeatable).
+    #[arg(long, requires = "precise")]
+    pub unit: Vec<String>,
 }
 
 /// `rocqa api`.
@@ -272,8 +281,18 @@ pub struct GraphArgs {
     #[command(flatten)]
     pub lib: LibArgs,
     /// API function name.
-    #[arg(long, required_unless_present = "stats")]
+    #[arg(long, required_unless_present_any = ["stats", "compare"])]
     pub api: Option<String>,
+    /// Build the graph over the precise (libclang) index, parsing the units the fast
+    /// graph touches.
+    #[arg(long)]
+    pub precise: bool,
+    /// Per API family: edges both indexes find, only the fast one, only the precise one.
+    #[arg(long, conflicts_with_all = ["api", "stats", "precise"])]
+    pub compare: bool,
+    /// With --compare: only this family (and list its differing edges).
+    #[arg(long, requires = "compare")]
+    pub family: Option<String>,
     /// Report how many in-scope API families reach a kernel or an opaque leaf.
     #[arg(long)]
     pub stats: bool,
@@ -531,6 +550,17 @@ fn run_index(layout: &Layout, a: IndexArgs) -> Result<i32> {
         }
         return Ok(if defs.is_empty() { 1 } else { 0 });
     }
+    if a.precise {
+        return precise::run_index(
+            layout,
+            &project,
+            &a.lib.lib,
+            &version,
+            !a.no_cache,
+            &a.unit,
+            a.json,
+        );
+    }
     if let (Some(path), true) = (&a.file, a.expanded) {
         let scope = Scope::load(&layout.scope_file(&a.lib.lib))?;
         let tree = source::tree_path(&layout.sources(), &a.lib.lib, &version)?;
@@ -631,6 +661,22 @@ fn run_api(layout: &Layout, a: ApiArgs) -> Result<i32> {
 fn run_graph(layout: &Layout, a: GraphArgs) -> Result<i32> {
     let project = ProjectFile::load(&layout.project_file())?;
     let version = version_of(&project, &a.lib)?;
+    if a.compare {
+        let json = a.format == GraphFormat::Json;
+        return precise::run_compare(
+            layout,
+            &project,
+            &a.lib.lib,
+            &version,
+            a.family.as_deref(),
+            json,
+        );
+    }
+    if let (true, Some(api)) = (a.precise, &a.api) {
+        return precise::run_graph(
+            layout, &project, &a.lib.lib, &version, api, a.format, a.full,
+        );
+    }
     let main = load_index(layout, &project, &a.lib.lib, &version, true)?;
     let pair = match &project.version(&a.lib.lib, &version)?.pair {
         Some(p) => {

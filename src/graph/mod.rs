@@ -9,6 +9,7 @@
 //! `graph.max_fanout` left, from several files, are too generic to follow: they are cut
 //! and listed ([`CodeGraph::cut_sites`], `rocqa graph --stats`).
 
+pub mod compare;
 pub mod render;
 
 use std::cell::RefCell;
@@ -182,6 +183,28 @@ impl<'a> CodeGraph<'a> {
             .unwrap_or_default()
     }
 
+    /// The definitions among `c` that the compiler resolved the site to (by USR, as
+    /// the precise index records them); all of `c` when the site carries none or none
+    /// of them is defined here (a declaration of the paired library, say).
+    fn resolved(&self, c: Vec<SymRef>, usrs: &[String]) -> Vec<SymRef> {
+        if usrs.is_empty() {
+            return c;
+        }
+        let hit: Vec<SymRef> = c
+            .iter()
+            .copied()
+            .filter(|r| {
+                let u = &self.libs[r.lib].sym(*r).usr;
+                !u.is_empty() && usrs.contains(u)
+            })
+            .collect();
+        if hit.is_empty() {
+            c
+        } else {
+            hit
+        }
+    }
+
     /// Picks the definitions a call from `caller` most plausibly means: those the
     /// caller's file can see, in its build context, accepting as many arguments as the
     /// call passes, with pointer arrays exactly when the API is a batched one. An overload set of one file is followed whole; anything wider than
@@ -324,7 +347,7 @@ impl<'a> CodeGraph<'a> {
                 };
                 let targets = self.narrow(
                     r,
-                    self.candidates(r.lib, &l.kernel, true),
+                    self.resolved(self.candidates(r.lib, &l.kernel, true), &l.resolved),
                     None,
                     batched,
                     (&file.path, l.line),
@@ -374,6 +397,7 @@ impl<'a> CodeGraph<'a> {
                 } else {
                     (EdgeKind::Call, own)
                 };
+                let c = self.resolved(c, &call.resolved);
                 let targets = self.narrow(r, c, call.args, batched, (&file.path, call.line));
                 out.push(Step {
                     kind,

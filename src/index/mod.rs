@@ -12,6 +12,7 @@ pub mod api;
 pub mod cmake;
 pub mod lex;
 pub mod parse;
+pub mod precise;
 pub mod preprocess;
 
 use std::collections::HashMap;
@@ -29,7 +30,7 @@ use crate::model::{FileIndex, LibraryIndex, MacroDef};
 use preprocess::{DirKind, Directive, Fallback, Includes, Macro, MacroTable};
 
 /// Bumped whenever the index format or extraction changes, so old caches are ignored.
-const INDEX_FORMAT: u32 = 5;
+const INDEX_FORMAT: u32 = 6;
 
 /// Why indexing failed.
 #[derive(Debug, thiserror::Error)]

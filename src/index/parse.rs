@@ -325,6 +325,7 @@ impl Walk<'_> {
             expanded_from,
             arity: arity(decl),
             pointer_arrays: pointer_arrays(decl, self.src),
+            usr: String::new(),
         });
         // The body: a compound statement, or a function-try-block.
         let body_start = decl.end_byte();
@@ -364,6 +365,7 @@ impl Walk<'_> {
             via_macro: e.map(|e| e.name.clone()),
             written,
             args,
+            resolved: Vec::new(),
         }
     }
 
@@ -439,6 +441,7 @@ impl Walk<'_> {
                 kernel,
                 line,
                 via_macro,
+                resolved: Vec::new(),
             });
         }
     }
