@@ -513,10 +513,15 @@ pub fn write_fact_entries(
     Ok(report)
 }
 
-/// SHA-256 of the messages as sent.
+/// SHA-256 of a question's messages as sent one by one.
 pub fn prompt_hash(q: &Question) -> String {
+    messages_hash(&q.messages)
+}
+
+/// SHA-256 of messages as sent.
+fn messages_hash(messages: &[(String, String)]) -> String {
     let mut h = Sha256::new();
-    for (role, content) in &q.messages {
+    for (role, content) in messages {
         h.update(role.as_bytes());
         h.update([0]);
         h.update(content.as_bytes());
@@ -687,6 +692,8 @@ pub struct RunContext<'a> {
     pub dedup_threshold: f64,
     /// The ROCm compiler, for answers that carry code.
     pub compiler: &'a crate::validate::compile::Compiler,
+    /// Ask all questions of a slice in one request (`--group-questions`).
+    pub group_questions: bool,
 }
 
 /// Most snippets compiled in one call of the compile check.
@@ -699,6 +706,16 @@ struct Waiting<'p> {
     raw: String,
     model: String,
     usage: TokenUsage,
+    /// The request it was asked in.
+    via: Via,
+}
+
+/// How a question was asked: the request's prompt hash, and its place in a grouped
+/// request.
+#[derive(Clone)]
+struct Via {
+    prompt_sha256: String,
+    grouped: Option<crate::model::GroupedRequest>,
 }
 
 /// The one writer: keeps or rejects finished answers, with duplicate detection and the
@@ -729,6 +746,7 @@ impl Writer<'_, '_> {
             raw,
             model,
             usage,
+            via,
         } = w;
         let sig = signature(&entry_text(&q.text, &v.answer, v.code.as_deref()));
         if let Some((other, sim)) = self.seen.nearest(&sig, self.cx.dedup_threshold) {
@@ -766,11 +784,12 @@ impl Writer<'_, '_> {
             slice: crate::validate::piece_refs(s),
             model,
             params: self.cx.params.clone(),
-            prompt_sha256: prompt_hash(q),
+            prompt_sha256: via.prompt_sha256,
             usage,
             validation: v.checks,
             generator: "llm".into(),
             tool: generator(),
+            grouped_request: via.grouped,
         };
         // The contract rocqa validate holds entries to, held here too.
         let broken = serde_json::to_value(&entry)
@@ -817,18 +836,270 @@ impl Writer<'_, '_> {
     }
 }
 
+/// One request of a run and the questions it asks: one, or every question of a slice
+/// (`--group-questions`).
+struct Ask<'p> {
+    questions: Vec<&'p Question>,
+    req: ChatRequest,
+    prompt_sha256: String,
+}
+
+impl<'p> Ask<'p> {
+    /// A request for one question, its messages as planned.
+    fn single(q: &'p Question) -> Ask<'p> {
+        Ask {
+            questions: vec![q],
+            req: ChatRequest {
+                messages: chat_messages(&q.messages),
+                schema: Some(answer_schema()),
+                max_tokens: None,
+            },
+            prompt_sha256: prompt_hash(q),
+        }
+    }
+
+    fn grouped(&self) -> bool {
+        self.questions.len() > 1
+    }
+}
+
+fn chat_messages(m: &[(String, String)]) -> Vec<Message> {
+    m.iter()
+        .map(|(r, c)| Message {
+            role: r.clone(),
+            content: c.clone(),
+        })
+        .collect()
+}
+
+/// The requests of a grouped run: one per slice that holds a question not answered yet,
+/// asking every planned question of that slice, so the request (and its cache key) is
+/// the same after a resume; answers written before are not written again. A slice with
+/// one question gets an ordinary request. Each answer may use `max_tokens`.
+fn grouped_asks<'p>(planned: &'p Planned, open: &BTreeSet<&str>, max_tokens: u32) -> Vec<Ask<'p>> {
+    let mut by_slice: Vec<(&str, Vec<&Question>)> = Vec::new();
+    let mut at: std::collections::HashMap<&str, usize> = Default::default();
+    for q in &planned.questions {
+        let k = *at.entry(q.slice_id.as_str()).or_insert_with(|| {
+            by_slice.push((q.slice_id.as_str(), Vec::new()));
+            by_slice.len() - 1
+        });
+        by_slice[k].1.push(q);
+    }
+    by_slice
+        .into_iter()
+        .filter(|(_, qs)| qs.iter().any(|q| open.contains(q.id.as_str())))
+        .map(|(id, qs)| {
+            if qs.len() == 1 {
+                return Ask::single(qs[0]);
+            }
+            let (messages, _) = crate::question::grouped_messages(&planned.slices[id], &qs);
+            Ask {
+                req: ChatRequest {
+                    messages: chat_messages(&messages),
+                    schema: Some(crate::question::grouped_answer_schema(qs.len())),
+                    max_tokens: Some(max_tokens.saturating_mul(qs.len() as u32)),
+                },
+                prompt_sha256: messages_hash(&messages),
+                questions: qs,
+            }
+        })
+        .collect()
+}
+
+/// A grouped request failed in a way one question at a time may not: the reply was cut
+/// at `max_tokens`, or the server refused the request (too long for its context).
+fn ask_one_by_one_instead(e: &crate::llm::LlmError) -> bool {
+    matches!(
+        e,
+        crate::llm::LlmError::Truncated { .. }
+            | crate::llm::LlmError::Http {
+                status: 400 | 413 | 422,
+                ..
+            }
+    )
+}
+
+/// Judges replies as they arrive: checks each answer, sends code to the compile thread,
+/// and hands finished records to the writer.
+struct Judge<'a, 'o, 'p> {
+    w: Writer<'a, 'o>,
+    planned: &'p Planned,
+    /// Questions not answered yet (the ones to write).
+    open: &'p BTreeSet<&'p str>,
+    waiting: std::collections::HashMap<String, Waiting<'p>>,
+    to_compile: Option<std::sync::mpsc::Sender<Snippet>>,
+}
+
+impl<'p> Judge<'_, '_, 'p> {
+    /// Keeps or rejects the answers whose code has compiled.
+    fn settle(&mut self, outcomes: Vec<CompileOutcome>, progress: &mut dyn FnMut(usize, usize)) {
+        let compiler = self.w.cx.compiler;
+        for o in outcomes {
+            let Some(mut pending) = self.waiting.remove(&o.id) else {
+                continue;
+            };
+            let s = &self.planned.slices[&pending.q.slice_id];
+            match crate::validate::compile_verdict(compiler, &o) {
+                Ok(check) => {
+                    pending.v.checks.push(check);
+                    self.w.keep(pending, s, progress);
+                }
+                Err((reason, detail)) => {
+                    let f = crate::validate::Failed::after(
+                        std::mem::take(&mut pending.v.checks),
+                        "compiles",
+                        reason,
+                        detail,
+                    );
+                    self.w
+                        .fail(pending.q, s, f, &pending.raw, pending.usage, progress);
+                }
+            }
+        }
+    }
+
+    /// One request's result. Returns the questions to ask again one by one (a grouped
+    /// request that failed as [`ask_one_by_one_instead`] says).
+    fn take(
+        &mut self,
+        ask: &Ask<'p>,
+        result: Result<crate::llm::ChatResponse, crate::llm::LlmError>,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Vec<&'p Question> {
+        let open: Vec<(usize, &'p Question)> = ask
+            .questions
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(_, q)| self.open.contains(q.id.as_str()))
+            .collect();
+        let resp = match result {
+            Ok(resp) => resp,
+            Err(e) if ask.grouped() && ask_one_by_one_instead(&e) => {
+                tracing::warn!(error = %e, questions = ask.questions.len(), "Grouped request failed; asking its questions one by one.");
+                return open.into_iter().map(|(_, q)| q).collect();
+            }
+            Err(e) => {
+                for (_, q) in open {
+                    let s = &self.planned.slices[&q.slice_id];
+                    self.w.summary.rejects += 1;
+                    let written = self.w.out.write_reject(&reject(
+                        q,
+                        s,
+                        "llm",
+                        e.kind(),
+                        &e.to_string(),
+                        None,
+                        Vec::new(),
+                        self.w.cx.model,
+                        TokenUsage::default(),
+                    ));
+                    self.w.record(written, progress);
+                }
+                return Vec::new();
+            }
+        };
+        let model = if resp.model.is_empty() {
+            self.w.cx.model.to_string()
+        } else {
+            resp.model.clone()
+        };
+        let n = ask.questions.len();
+        // A grouped request's cost is shared evenly by its questions.
+        let usage = TokenUsage {
+            prompt_tokens: resp.usage.prompt_tokens / n as u64,
+            completion_tokens: resp.usage.completion_tokens / n as u64,
+        };
+        let answers: Vec<Result<String, crate::validate::Failed>> = if ask.grouped() {
+            crate::validate::split_grouped_reply(&resp.content, n)
+        } else {
+            vec![Ok(resp.content.clone())]
+        };
+        let mut answers: Vec<Option<Result<String, crate::validate::Failed>>> =
+            answers.into_iter().map(Some).collect();
+        for (k, q) in open {
+            let via = Via {
+                prompt_sha256: ask.prompt_sha256.clone(),
+                grouped: ask.grouped().then_some(crate::model::GroupedRequest {
+                    questions: n as u32,
+                    position: k as u32 + 1,
+                }),
+            };
+            let answer = answers[k].take().expect("one answer per question");
+            self.judge(q, answer, &resp.content, &model, usage, via, progress);
+        }
+        Vec::new()
+    }
+
+    /// One question's answer (its own answer object, or why there is none), through the
+    /// single check path.
+    #[allow(clippy::too_many_arguments)]
+    fn judge(
+        &mut self,
+        q: &'p Question,
+        answer: Result<String, crate::validate::Failed>,
+        reply: &str,
+        model: &str,
+        usage: TokenUsage,
+        via: Via,
+        progress: &mut dyn FnMut(usize, usize),
+    ) {
+        let s = &self.planned.slices[&q.slice_id];
+        let g = crate::validate::Grounding {
+            trees: self.w.cx.trees,
+            known: self.w.cx.known,
+            facts: self.w.cx.facts,
+        };
+        let checked = answer.and_then(|a| {
+            let checked = check_reply(q, s, &a, &g);
+            self.w.summary.fact_check.add(match &checked {
+                Ok(v) => v.fact_check,
+                Err(f) => f.fact_check,
+            });
+            checked.map(|v| (v, a))
+        });
+        let (v, raw) = match checked {
+            Ok(x) => x,
+            Err(f) => return self.w.fail(q, s, f, reply, usage, progress),
+        };
+        let pending = Waiting {
+            q,
+            v,
+            raw,
+            model: model.to_string(),
+            usage,
+            via,
+        };
+        // Code must compile for the GPU before the entry is kept.
+        match pending.v.code.clone() {
+            Some(code) => {
+                self.waiting.insert(q.id.clone(), pending);
+                if let Some(tx) = &self.to_compile {
+                    let _ = tx.send(Snippet {
+                        id: q.id.clone(),
+                        code,
+                    });
+                }
+            }
+            None => self.w.keep(pending, s, progress),
+        }
+    }
+}
+
 /// Asks the planned questions that are not answered yet and writes each answer as it is
 /// judged. A streaming pipeline: the LLM requests never wait on the compiler (answers
 /// with code go to a compile thread, which compiles whatever has queued up in one
 /// batch), and one writer appends every record. `progress(done, total)` is called after
-/// each record.
+/// each record. With `group_questions`, each slice's questions go in one request whose
+/// reply is split and each answer judged on its own, as if asked alone.
 pub fn run(
     planned: &Planned,
     out: &mut RunOutput,
     cx: &RunContext,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<RunSummary, EmitError> {
-    let (client, model, trees, known) = (cx.client, cx.model, cx.trees, cx.known);
+    let client = cx.client;
     // Entries kept by earlier runs take part in duplicate detection.
     let mut seen = DedupIndex::default();
     for e in crate::emit::read_jsonl::<Entry>(&out.dir().join("entries.jsonl"))? {
@@ -842,27 +1113,18 @@ pub fn run(
         .iter()
         .filter(|q| !out.is_done(&q.id))
         .collect();
+    let open: BTreeSet<&str> = todo.iter().map(|q| q.id.as_str()).collect();
     let summary = RunSummary {
         planned: planned.questions.len(),
         skipped: planned.questions.len() - todo.len(),
         ..Default::default()
     };
-    let reqs: Vec<ChatRequest> = todo
-        .iter()
-        .map(|q| ChatRequest {
-            messages: q
-                .messages
-                .iter()
-                .map(|(r, c)| Message {
-                    role: r.clone(),
-                    content: c.clone(),
-                })
-                .collect(),
-            schema: Some(answer_schema()),
-            max_tokens: None,
-        })
-        .collect();
-    let mut w = Writer {
+    let asks: Vec<Ask> = if cx.group_questions {
+        grouped_asks(planned, &open, client.config().max_tokens)
+    } else {
+        todo.iter().map(|q| Ask::single(q)).collect()
+    };
+    let w = Writer {
         out,
         cx,
         seen,
@@ -872,7 +1134,7 @@ pub fn run(
         failure: None,
     };
     let compiler = cx.compiler;
-    std::thread::scope(|scope| {
+    let w = std::thread::scope(|scope| {
         let (to_compile, queued) = std::sync::mpsc::channel::<Snippet>();
         let (compiled_tx, compiled) = std::sync::mpsc::channel::<Vec<CompileOutcome>>();
         scope.spawn(move || {
@@ -889,104 +1151,37 @@ pub fn run(
                 }
             }
         });
-        let mut waiting: std::collections::HashMap<String, Waiting> = Default::default();
-        let settle = |w: &mut Writer,
-                      waiting: &mut std::collections::HashMap<String, Waiting>,
-                      outcomes: Vec<CompileOutcome>,
-                      progress: &mut dyn FnMut(usize, usize)| {
-            for o in outcomes {
-                let Some(mut pending) = waiting.remove(&o.id) else {
-                    continue;
-                };
-                let s = &planned.slices[&pending.q.slice_id];
-                match crate::validate::compile_verdict(compiler, &o) {
-                    Ok(check) => {
-                        pending.v.checks.push(check);
-                        w.keep(pending, s, progress);
-                    }
-                    Err((reason, detail)) => {
-                        let f = crate::validate::Failed::after(
-                            std::mem::take(&mut pending.v.checks),
-                            "compiles",
-                            reason,
-                            detail,
-                        );
-                        w.fail(pending.q, s, f, &pending.raw, pending.usage, progress);
-                    }
-                }
-            }
+        let mut j = Judge {
+            w,
+            planned,
+            open: &open,
+            waiting: Default::default(),
+            to_compile: Some(to_compile),
         };
+        let mut again: Vec<&Question> = Vec::new();
+        let reqs: Vec<ChatRequest> = asks.iter().map(|a| a.req.clone()).collect();
         client.run_batch(&reqs, |i, result| {
             while let Ok(outcomes) = compiled.try_recv() {
-                settle(&mut w, &mut waiting, outcomes, progress);
+                j.settle(outcomes, progress);
             }
-            let q = todo[i];
-            let s = &planned.slices[&q.slice_id];
-            let resp = match result {
-                Ok(resp) => resp,
-                Err(e) => {
-                    w.summary.rejects += 1;
-                    let written = w.out.write_reject(&reject(
-                        q,
-                        s,
-                        "llm",
-                        e.kind(),
-                        &e.to_string(),
-                        None,
-                        Vec::new(),
-                        model,
-                        TokenUsage::default(),
-                    ));
-                    w.record(written, progress);
-                    return;
-                }
-            };
-            let usage = TokenUsage {
-                prompt_tokens: resp.usage.prompt_tokens,
-                completion_tokens: resp.usage.completion_tokens,
-            };
-            let g = crate::validate::Grounding {
-                trees,
-                known,
-                facts: cx.facts,
-            };
-            let checked = check_reply(q, s, &resp.content, &g);
-            w.summary.fact_check.add(match &checked {
-                Ok(v) => v.fact_check,
-                Err(f) => f.fact_check,
-            });
-            match checked {
-                Ok(v) => {
-                    let pending = Waiting {
-                        q,
-                        raw: resp.content,
-                        model: if resp.model.is_empty() {
-                            model.to_string()
-                        } else {
-                            resp.model
-                        },
-                        usage,
-                        v,
-                    };
-                    // Code must compile for the GPU before the entry is kept.
-                    match pending.v.code.clone() {
-                        Some(code) => {
-                            waiting.insert(q.id.clone(), pending);
-                            let _ = to_compile.send(Snippet {
-                                id: q.id.clone(),
-                                code,
-                            });
-                        }
-                        None => w.keep(pending, s, progress),
-                    }
-                }
-                Err(f) => w.fail(q, s, f, &resp.content, usage, progress),
-            }
+            again.extend(j.take(&asks[i], result, progress));
         });
-        drop(to_compile);
-        for outcomes in compiled {
-            settle(&mut w, &mut waiting, outcomes, progress);
+        if !again.is_empty() {
+            let singles: Vec<Ask> = again.into_iter().map(Ask::single).collect();
+            let reqs: Vec<ChatRequest> = singles.iter().map(|a| a.req.clone()).collect();
+            client.run_batch(&reqs, |i, result| {
+                while let Ok(outcomes) = compiled.try_recv() {
+                    j.settle(outcomes, progress);
+                }
+                j.take(&singles[i], result, progress);
+            });
         }
+        // No more code comes: the compile thread ends once its queue is empty.
+        j.to_compile = None;
+        for outcomes in compiled {
+            j.settle(outcomes, progress);
+        }
+        j.w
     });
     match w.failure {
         Some(e) => Err(e),

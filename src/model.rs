@@ -454,7 +454,7 @@ pub struct SliceFeatures {
     pub strided_batched: bool,
     /// Host/device pointer mode for scalars is handled.
     pub pointer_mode: bool,
-    /// 64-bit (ILP64) interfaces or chunking.
+    /// 64-bit sizes split into pieces a 32-bit launch takes (chunking loops, 32-bit limits).
     pub ilp64: bool,
     /// Workspace is allocated.
     pub workspace: bool,
@@ -728,6 +728,19 @@ pub struct Entry {
     pub generator: String,
     /// `rocqa <version>`.
     pub tool: String,
+    /// Set when the answer came from one request asking all questions of its slice
+    /// (`extract --group-questions`): the prompt hash and usage are that request's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grouped_request: Option<GroupedRequest>,
+}
+
+/// Where an answer sat in a request that asked all questions of one slice at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupedRequest {
+    /// Questions the request asked.
+    pub questions: u32,
+    /// This question's number in it (1-based).
+    pub position: u32,
 }
 
 /// A question that produced no entry, and why.

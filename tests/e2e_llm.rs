@@ -17,6 +17,9 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// One test at a time talks to the local server (each may start and stop it).
+static SERVER_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The local server, started for this test unless one already runs.
 struct Server {
     started_here: bool,
@@ -71,10 +74,15 @@ impl Drop for Server {
 /// A project folder of its own (configs copied, the real trees linked), so outputs
 /// and the response cache start empty.
 fn project() -> tempfile::TempDir {
+    project_answering(400)
+}
+
+/// A project folder whose answers may take `max_tokens` each.
+fn project_answering(max_tokens: u32) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     let toml = std::fs::read_to_string(repo().join("rocqa.toml")).unwrap();
     // The small CPU model is slow: generous timeout, short answers.
-    let toml = format!("{toml}\n[llm]\nmodel = \"gemma3-270m-q4_k_m\"\ntimeout_secs = 900\nmax_tokens = 400\nmax_retries = 2\n");
+    let toml = format!("{toml}\n[llm]\nmodel = \"gemma3-270m-q4_k_m\"\ntimeout_secs = 900\nmax_tokens = {max_tokens}\nmax_retries = 2\n");
     std::fs::write(d.path().join("rocqa.toml"), toml).unwrap();
     for dir in ["allowlists", "question_templates"] {
         std::fs::create_dir_all(d.path().join(dir)).unwrap();
@@ -137,6 +145,7 @@ fn ids(dir: &Path) -> Vec<String> {
 
 #[test]
 fn extract_against_a_real_llm_is_valid_resumable_and_cached() {
+    let _one = SERVER_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let server = Server::up();
     let root = project();
     let out = root.path().join("out/rocblas/6.4.4");
@@ -276,4 +285,127 @@ fn extract_against_a_real_llm_is_valid_resumable_and_cached() {
     a.sort();
     b.sort();
     assert_eq!(a, b, "cached rerun wrote different entries");
+}
+
+/// The `llm:` line of an extract run: requests and prompt tokens the server counted.
+fn llm_figures(stdout: &str) -> (u64, u64) {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("llm: "))
+        .unwrap_or_else(|| panic!("no llm line:\n{stdout}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let requests = words[1].parse().unwrap();
+    let prompt = words
+        .iter()
+        .position(|w| *w == "prompt")
+        .map(|k| words[k - 1].parse().unwrap())
+        .unwrap();
+    (requests, prompt)
+}
+
+/// `--group-questions` against the real server: one request carrying the grouped answer
+/// schema is accepted, its reply split into one record per question; the prompt tokens
+/// the server counts for it are compared with the same questions asked one by one.
+#[test]
+fn grouped_questions_reach_a_real_llm_in_one_request() {
+    let _one = SERVER_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let server = Server::up();
+    let args = [
+        "extract",
+        "--lib",
+        "rocblas",
+        "--version",
+        "6.4.4",
+        "--api",
+        "rocblas_scopy",
+        "--category",
+        "api-to-kernel,edge-cases,memory-access,semantics",
+        "--limit",
+        "4",
+        "--budget-tokens",
+        "1200",
+        "--concurrency=1",
+        "--no-cache",
+    ];
+    let run = |root: &Path, extra: &[&str]| {
+        let o = Command::new(BIN)
+            .arg("--root")
+            .arg(root)
+            .args(args)
+            .args(extra)
+            .env("ROCQA_LLM_URL", &server.url)
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(
+            matches!(o.status.code(), Some(0) | Some(2)),
+            "{text}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        text
+    };
+
+    // The same four questions one by one, each cut after one token: the server counts
+    // every prompt in full without generating.
+    let alone = project_answering(1);
+    let (n_alone, tokens_alone) = llm_figures(&run(alone.path(), &[]));
+    assert_eq!(n_alone, 4);
+    let planned: BTreeSet<String> = lines(&alone.path().join("out/rocblas/6.4.4/rejects.jsonl"))
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(planned.len(), 4);
+
+    // Short answers keep this quick on a CPU: a grouped reply cut at max_tokens is asked
+    // again one question at a time, and both are counted below.
+    let root = project_answering(60);
+    let text = run(root.path(), &["--group-questions"]);
+    let (n, tokens) = llm_figures(&text);
+    let out = root.path().join("out/rocblas/6.4.4");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    // The server took the grouped schema as `response_format` (no fallback to the prompt).
+    assert_eq!(
+        manifest["llm"]["schema_fallbacks"], 0,
+        "{}",
+        manifest["llm"]
+    );
+    // One request; or, when the reply was cut at max_tokens, that one and then the same
+    // four one-question prompts as above.
+    assert!(n == 1 || n == 5, "{text}");
+    let grouped_tokens = if n == 1 {
+        tokens
+    } else {
+        tokens - tokens_alone
+    };
+    let all = ids(&out);
+    assert_eq!(
+        all.iter().cloned().collect::<BTreeSet<_>>(),
+        planned,
+        "{text}"
+    );
+    assert_eq!(all.len(), 4, "duplicates: {all:?}");
+    if n == 1 {
+        // The reply was split: each question has its own record, none an LLM failure.
+        let rejects = lines(&out.join("rejects.jsonl"));
+        assert!(
+            rejects.iter().all(|r| r["stage"] == "validate"),
+            "{rejects:?}"
+        );
+        for e in lines(&out.join("entries.jsonl"))
+            .iter()
+            .filter(|e| e["generator"] == "llm")
+        {
+            assert_eq!(e["grouped_request"]["questions"], 4, "{e}");
+        }
+    }
+    let share = grouped_tokens as f64 * 100.0 / tokens_alone as f64;
+    println!(
+        "prompt tokens counted by the server for 4 questions of one slice: one by one {tokens_alone}, grouped {grouped_tokens} ({share:.1}%); grouped run: {n} request(s)"
+    );
+    assert!(
+        share <= 30.0,
+        "grouped prompt tokens are {share:.1}% of one by one"
+    );
 }

@@ -29,11 +29,23 @@ fn load(lib: &str, version: &str) -> (LibraryIndex, Scope) {
     let scope = Scope::load(&l.scope_file(lib)).expect("allowlist loads");
     let tree = rocqa::source::tree_path(&l.sources(), lib, version)
         .unwrap_or_else(|e| panic!("{e}\n(run scripts/setup.sh to fetch the real sources)"));
+    // The defines the build sets, as `rocqa extract` reads them (rocSOLVER's
+    // `HAVE_ROCBLAS_64` comes from the paired rocBLAS version header).
+    let pair = project.pair(lib, version).unwrap().map(|(pl, pv)| {
+        let t = rocqa::source::tree_path(&l.sources(), &pl, &pv).unwrap();
+        (pl, t)
+    });
+    let cfg = rocqa::index::with_build_defines(
+        lib,
+        &tree,
+        cfg,
+        pair.as_ref().map(|(pl, t)| (pl.as_str(), t.as_path())),
+    );
     let (index, _) = index_tree(
         lib,
         version,
         &tree,
-        cfg,
+        &cfg,
         &scope,
         Some(&l.index_cache(lib, version)),
     )
@@ -331,6 +343,72 @@ fn grouped_requests_send_a_fraction_of_the_tokens() {
         assert!(share <= 30.0, "{lib}: grouped {share:.1}%");
         assert!(f.prefix_cache_share >= 70.0, "{lib}: {f:?}");
     }
+}
+
+/// rocSOLVER's `_64` APIs run the same templates with 64-bit integers; where a template
+/// calls rocBLAS, `if constexpr (std::is_same<I, int64_t>)` picks the rocBLAS `_64` form.
+/// A `_64` slice must show that path: its own entry point past the `HAVE_ROCBLAS_64`
+/// guard, and rocBLAS's `_64` code, never a 32-bit form without the `_64` code that
+/// calls it; the base slices show the 32-bit forms.
+#[test]
+fn solver_64_slices_hold_their_64_code() {
+    let p = planned("rocsolver");
+    let (rocblas, _) = load("rocblas", "6.4.4");
+    let defined: BTreeSet<&str> = rocblas
+        .files
+        .iter()
+        .flat_map(|f| f.symbols.iter().map(|s| s.name.as_str()))
+        .collect();
+    let mut wrong = Vec::new();
+    let (mut slices, mut with_rocblas) = (0, 0);
+    for s in p.slices.values() {
+        let ilp64 = s.variant == "64";
+        let from_rocblas: Vec<&str> = s
+            .pieces
+            .iter()
+            .filter(|x| x.lib == "rocblas")
+            .map(|x| x.name.as_str())
+            .collect();
+        for n in &from_rocblas {
+            // The `_64` code may call the 32-bit form per chunk: wrong only without it.
+            let replaced = if ilp64 {
+                let wide = format!("{n}_64");
+                defined.contains(wide.as_str()) && !from_rocblas.contains(&wide.as_str())
+            } else {
+                n.strip_suffix("_64").is_some_and(|b| defined.contains(b))
+                    && !from_rocblas.iter().any(|m| format!("{m}_64") == *n)
+            };
+            if replaced {
+                wrong.push(format!("{}: {n}", s.id));
+            }
+        }
+        if !ilp64 {
+            continue;
+        }
+        slices += 1;
+        let entry = s
+            .pieces
+            .iter()
+            .position(|x| x.role == PieceRole::Entry && x.name.ends_with("_64"));
+        assert!(entry.is_some(), "{}: no _64 entry point", s.id);
+        assert!(
+            s.pieces.iter().any(|x| x.name.ends_with("_impl")),
+            "{}: the _64 entry point is not followed past its HAVE_ROCBLAS_64 guard",
+            s.id
+        );
+        if !from_rocblas.is_empty() {
+            with_rocblas += 1;
+            assert!(
+                s.pieces.iter().any(|x| x.lib == "rocblas"
+                    && (x.file.contains("src64/") || x.name.ends_with("_64"))),
+                "{}: rocBLAS code without its _64 path: {from_rocblas:?}",
+                s.id
+            );
+        }
+    }
+    println!("rocsolver: {slices} _64 slices, {with_rocblas} holding rocBLAS code; 32/64-bit forms shown on the wrong side: {}", wrong.len());
+    assert!(slices >= 6, "{slices}");
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
 #[test]

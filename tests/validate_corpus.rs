@@ -109,6 +109,7 @@ fn entry(n: usize, question: &str, answer: &str, cites: &[(&str, u32, u32)]) -> 
         }],
         generator: "llm".into(),
         tool: "rocqa 0.1.0".into(),
+        grouped_request: None,
     }
 }
 

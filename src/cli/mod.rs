@@ -143,6 +143,10 @@ pub struct ExtractArgs {
     /// small contexts).
     #[arg(long)]
     pub budget_tokens: Option<usize>,
+    /// Ask all questions of a slice in one request (one structured reply holding an answer
+    /// per question, each answer validated on its own): the slice is sent once.
+    #[arg(long)]
+    pub group_questions: bool,
 }
 
 /// `rocqa merge`.
@@ -1014,6 +1018,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         facts: Some(&fact_index),
         dedup_threshold: crate::validate::dedup::DEFAULT_THRESHOLD,
         compiler: &compiler,
+        group_questions: a.group_questions,
     };
     let summary = crate::extract::run(&planned, &mut out, &cx, &mut progress)?;
     if let Some(b) = bar {

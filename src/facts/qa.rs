@@ -646,6 +646,7 @@ pub fn render(
             validation: Vec::new(),
             generator: "facts".into(),
             tool: tool.into(),
+            grouped_request: None,
         });
     }
     Ok(out)

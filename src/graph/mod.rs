@@ -289,6 +289,28 @@ impl<'a> CodeGraph<'a> {
         Vec::new()
     }
 
+    /// A function calling both `X` and `X_64` chooses between them by its integer type
+    /// (`if constexpr (std::is_same<I, int64_t>)`, as rocSOLVER calls rocBLAS): the `_64`
+    /// API follows `X_64`, the others `X`.
+    fn keep_integer_width(&self, out: &mut [Step], ilp64: bool) {
+        let name = |t: &SymRef| self.libs[t.lib].sym(*t).name.as_str();
+        let names: HashSet<&str> = out
+            .iter()
+            .flat_map(|s| s.targets.iter().map(name))
+            .collect();
+        for step in out.iter_mut() {
+            step.targets.retain(|t| {
+                let n = name(t);
+                if ilp64 {
+                    !names.contains(format!("{n}_64").as_str())
+                } else {
+                    n.strip_suffix("_64")
+                        .is_none_or(|base| !names.contains(base))
+                }
+            });
+        }
+    }
+
     fn context(&self, r: SymRef) -> &'a str {
         self.libs[r.lib].index.files[r.file as usize]
             .context
@@ -324,6 +346,7 @@ impl<'a> CodeGraph<'a> {
         }
         let max_depth = self.scope.limits.max_depth;
         let batched = api.variants.iter().any(|v| v == "batched");
+        let ilp64 = api.variants.iter().any(|v| v == "64");
         while let Some((r, n, depth)) = queue.pop_front() {
             if depth >= max_depth {
                 continue;
@@ -407,6 +430,7 @@ impl<'a> CodeGraph<'a> {
                     opaque: None,
                 });
             }
+            self.keep_integer_width(&mut out, ilp64);
             for step in out {
                 if let Some((name, why)) = step.opaque {
                     let t = *opaque_of.entry(name.clone()).or_insert_with(|| {

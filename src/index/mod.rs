@@ -238,7 +238,10 @@ pub fn index_tree(
         HashMap::new()
     };
 
-    let files: Vec<(FileIndex, bool, Vec<usize>)> = sources
+    // Per file: its index, whether it came from the cache, the files it includes (for
+    // translation units under extra defines) and a hash of its preprocessed text when
+    // it was preprocessed here (so a header's own reading is not preprocessed twice).
+    let files: Vec<(FileIndex, bool, Vec<usize>, Option<u64>)> = sources
         .par_iter()
         .enumerate()
         .map(|(id, s)| {
@@ -255,7 +258,7 @@ pub fn index_tree(
                 } else {
                     prepared.run_in(id, &rules, true).included
                 };
-                return ((*f).clone(), true, included);
+                return ((*f).clone(), true, included, None);
             }
             let pre = prepared.run_in(id, &rules, true);
             let included = if rules.is_empty() {
@@ -263,14 +266,20 @@ pub fn index_tree(
             } else {
                 pre.included.clone()
             };
-            (index_file(id, s, &prepared, pre, context), false, included)
+            let text_hash = xxh3_64(pre.text.as_bytes());
+            (
+                index_file(id, s, &prepared, pre, context),
+                false,
+                included,
+                Some(text_hash),
+            )
         })
         .collect();
     // Headers included under extra defines (rocBLAS's src64/ files include the same
     // `_imp.hpp` as the 32-bit ones, with ROCBLAS_INTERNAL_ILP64): index them again as
     // those translation units see them, where that changes their text.
     let mut wanted: std::collections::BTreeSet<(usize, Vec<usize>)> = Default::default();
-    for (id, (_, _, included)) in files.iter().enumerate() {
+    for (id, (_, _, included, _)) in files.iter().enumerate() {
         let rules = prepared.context_of(id);
         for &h in included {
             if prepared.context_of(h) != rules {
@@ -290,9 +299,17 @@ pub fn index_tree(
             {
                 return Some(((*f).clone(), true));
             }
-            let own = prepared.run_in(h, &prepared.context_of(h), true);
+            let own = files[h].3.unwrap_or_else(|| {
+                xxh3_64(
+                    prepared
+                        .run_in(h, &prepared.context_of(h), true)
+                        .text
+                        .as_bytes(),
+                )
+            });
             let there = prepared.run_in(h, &rules, true);
-            (own.text != there.text).then(|| (index_file(h, s, &prepared, there, context), false))
+            (own != xxh3_64(there.text.as_bytes()))
+                .then(|| (index_file(h, s, &prepared, there, context), false))
         })
         .collect();
     tracing::debug!(ms = t0.elapsed().as_millis() as u64, "Parsed.");
@@ -301,7 +318,7 @@ pub fn index_tree(
     stats.parsed = files.len() - stats.cached;
     let files: Vec<(FileIndex, bool)> = files
         .into_iter()
-        .map(|(f, r, _)| (f, r))
+        .map(|(f, r, _, _)| (f, r))
         .chain(variants)
         .collect();
     let files: Vec<FileIndex> = files.into_iter().map(|f| f.0).collect();

@@ -10,7 +10,7 @@
 use std::sync::OnceLock;
 
 use regex::Regex;
-use tree_sitter::{Node, Parser};
+use tree_sitter::{Node, Parser, TreeCursor};
 
 use super::preprocess::Expansion;
 use crate::model::{CallSite, LaunchSite, MacroOrigin, Symbol, SymbolKind};
@@ -130,6 +130,78 @@ fn blank_attributes(text: &str) -> (String, Vec<Marker>) {
     (String::from_utf8(bytes).unwrap_or_default(), markers)
 }
 
+/// The text the parser reads: the template arguments of each launched kernel blanked
+/// (`hipLaunchKernelGGL((k<T, NB, ...>), ...)` becomes `((k          ), ...)`), same
+/// length. In an argument list `k < T, NB >` reads as comparisons as well as template
+/// arguments, and each comma doubles the parser's open alternatives: with the 17 of
+/// `geam_min_plus_kernel` that was half the parse time of its file. Launches are read
+/// off the unblanked text, and a kernel's template arguments hold no calls.
+fn blank_launched_template_args(text: &str) -> std::borrow::Cow<'_, str> {
+    let b = text.as_bytes();
+    let mut spans = Vec::new();
+    for m in launch_regex().find_iter(text) {
+        // Past the `(`s and `HIP_KERNEL_NAME` to the kernel's name.
+        let mut k = m.end();
+        loop {
+            while k < b.len() && b[k].is_ascii_whitespace() {
+                k += 1;
+            }
+            if b[k..].starts_with(b"(") {
+                k += 1;
+            } else if b[k..].starts_with(b"HIP_KERNEL_NAME") {
+                k += "HIP_KERNEL_NAME".len();
+            } else {
+                break;
+            }
+        }
+        while k < b.len() && (b[k].is_ascii_alphanumeric() || b"_: \t".contains(&b[k])) {
+            k += 1;
+        }
+        if k >= b.len() || b[k] != b'<' {
+            continue;
+        }
+        // The matching `>`, with `(...)` skipped whole (`k<(N > 2)>`); anything that
+        // cannot be in template arguments ends the search with nothing blanked.
+        let open = k;
+        let (mut angle, mut paren) = (0i32, 0i32);
+        let close = loop {
+            if k >= b.len() {
+                break None;
+            }
+            match b[k] {
+                b'(' => paren += 1,
+                b')' if paren == 0 => break None,
+                b')' => paren -= 1,
+                b'<' if paren == 0 => angle += 1,
+                b'>' if paren == 0 => {
+                    angle -= 1;
+                    if angle == 0 {
+                        break Some(k);
+                    }
+                }
+                b';' | b'{' | b'}' => break None,
+                _ => {}
+            }
+            k += 1;
+        };
+        if let Some(close) = close {
+            spans.push((open, close + 1));
+        }
+    }
+    if spans.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = b.to_vec();
+    for (from, to) in spans {
+        for c in &mut out[from..to] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    }
+    std::borrow::Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| text.to_string()))
+}
+
 thread_local! {
     static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new({
         let mut p = Parser::new();
@@ -154,7 +226,8 @@ pub fn extract(file: &str, text: &str, expansions: &[Expansion]) -> Extracted {
         return Extracted::default();
     }
     let (blanked, markers) = blank_attributes(text);
-    let Some(tree) = PARSER.with(|p| p.borrow_mut().parse(&blanked, None)) else {
+    let parsed = blank_launched_template_args(&blanked);
+    let Some(tree) = PARSER.with(|p| p.borrow_mut().parse(parsed.as_bytes(), None)) else {
         return Extracted::default();
     };
     let mut ex = Extracted::default();
@@ -175,9 +248,15 @@ pub fn extract(file: &str, text: &str, expansions: &[Expansion]) -> Extracted {
                     .map(|(i, _)| i + 1),
             )
             .collect(),
+        parens: blanked
+            .bytes()
+            .enumerate()
+            .filter(|(_, b)| *b == b'(')
+            .map(|(i, _)| i)
+            .collect(),
         out: &mut ex,
     };
-    cx.walk(tree.root_node());
+    cx.walk(&mut tree.walk());
     ex
 }
 
@@ -191,6 +270,8 @@ struct Walk<'a> {
     scope: Vec<String>,
     extern_c: bool,
     line_starts: Vec<usize>,
+    /// Byte offsets of every `(` in `src`.
+    parens: Vec<usize>,
     out: &'a mut Extracted,
 }
 
@@ -199,25 +280,39 @@ impl Walk<'_> {
         &self.src[n.byte_range()]
     }
 
-    fn walk(&mut self, node: Node) {
+    /// Whether a node's text holds a `(`.
+    fn has_paren(&self, n: Node) -> bool {
+        let k = self.parens.partition_point(|&p| p < n.start_byte());
+        self.parens.get(k).is_some_and(|&p| p < n.end_byte())
+    }
+
+    /// Visits the node under the cursor (one cursor for the whole top level: a cursor
+    /// per node would allocate per node) and leaves the cursor where it found it.
+    fn walk(&mut self, c: &mut TreeCursor) {
+        let node = c.node();
         match node.kind() {
             "ERROR" => {
                 self.out.errors += 1;
-                self.children(node);
+                self.children(c);
             }
             "function_definition" => self.function(node, node),
             "template_declaration" => {
-                let mut c = node.walk();
-                let inner: Vec<Node> = node.named_children(&mut c).collect();
                 let mut handled = false;
-                for ch in inner {
-                    if ch.kind() == "function_definition" {
-                        self.function(ch, node);
-                        handled = true;
+                if c.goto_first_child() {
+                    loop {
+                        let ch = c.node();
+                        if ch.is_named() && ch.kind() == "function_definition" {
+                            self.function(ch, node);
+                            handled = true;
+                        }
+                        if !c.goto_next_sibling() {
+                            break;
+                        }
                     }
+                    c.goto_parent();
                 }
                 if !handled {
-                    self.children(node);
+                    self.children(c);
                 }
             }
             "namespace_definition" => {
@@ -226,7 +321,7 @@ impl Walk<'_> {
                     .map(|n| self.text(n).to_string())
                     .unwrap_or_else(|| "(anonymous)".to_string());
                 self.scope.push(name);
-                self.children(node);
+                self.children(c);
                 self.scope.pop();
             }
             "class_specifier" | "struct_specifier" | "union_specifier" => {
@@ -236,7 +331,7 @@ impl Walk<'_> {
                 if let Some(n) = &name {
                     self.scope.push(n.clone());
                 }
-                self.children(node);
+                self.children(c);
                 if name.is_some() {
                     self.scope.pop();
                 }
@@ -247,18 +342,26 @@ impl Walk<'_> {
                     .child_by_field_name("value")
                     .map(|n| self.text(n).to_string());
                 self.extern_c = v.as_deref() == Some("\"C\"");
-                self.children(node);
+                self.children(c);
                 self.extern_c = was;
             }
-            _ => self.children(node),
+            // A definition has a parameter list: a subtree without a `(` (and without
+            // an ERROR node) holds none.
+            _ if node.has_error() || self.has_paren(node) => self.children(c),
+            _ => {}
         }
     }
 
-    fn children(&mut self, node: Node) {
-        let mut c = node.walk();
-        let kids: Vec<Node> = node.children(&mut c).collect();
-        for k in kids {
-            self.walk(k);
+    /// Walks each child of the node under the cursor, in order.
+    fn children(&mut self, c: &mut TreeCursor) {
+        if c.goto_first_child() {
+            loop {
+                self.walk(c);
+                if !c.goto_next_sibling() {
+                    break;
+                }
+            }
+            c.goto_parent();
         }
     }
 
@@ -369,50 +472,72 @@ impl Walk<'_> {
         }
     }
 
-    fn calls_in(&mut self, def: Node, caller: u32, body_start: usize) {
-        let mut stack = vec![def];
-        let mut seen = std::collections::HashSet::new();
-        while let Some(n) = stack.pop() {
-            if n.end_byte() <= body_start {
-                continue;
-            }
-            if n.kind() == "call_expression" {
-                if let Some(f) = n.child_by_field_name("function") {
-                    if let Some(name) = callee_name(f, self.src) {
-                        let line = n.start_position().row as u32 + 1;
-                        if seen.insert((name.clone(), line)) {
-                            let args = n
-                                .child_by_field_name("arguments")
-                                .filter(|a| !a.has_error())
-                                .map(|a| {
-                                    let mut c = a.walk();
-                                    a.named_children(&mut c)
-                                        .filter(|x| x.kind() != "comment")
-                                        .count() as u16
-                                });
-                            let site = self.call_site(caller, name, line, n.start_byte(), args);
-                            self.out.calls.push(site);
+    /// The calls in a definition's body, in the order the index has always listed them
+    /// (last child first, depth first), each `(callee, line)` once. One cursor walks the
+    /// body in post-order; reversed, that is the same order.
+    fn calls_in<'t>(&mut self, def: Node<'t>, caller: u32, body_start: usize) {
+        let kinds = node_kinds();
+        let src = self.src;
+        // Whether a node's subtree is left out: the declarator before the body, and
+        // definitions nested inside (indexed on their own).
+        let skipped = |n: Node, root: bool| {
+            n.end_byte() <= body_start || (!root && n.kind_id() == kinds.function_definition)
+        };
+        // Post-order visits, latest first once reversed.
+        let mut found: Vec<Found<'_, 't>> = Vec::new();
+        let mut errors = 0;
+        if !skipped(def, true) {
+            let mut c = def.walk();
+            let mut depth = 0usize;
+            'enter: loop {
+                // Descend to the first child that is not left out; a subtree without a
+                // `(` and without an error holds neither a call nor an ERROR node.
+                let n = c.node();
+                if (n.has_error() || self.has_paren(n)) && c.goto_first_child() {
+                    loop {
+                        if !skipped(c.node(), false) {
+                            depth += 1;
+                            continue 'enter;
+                        }
+                        if !c.goto_next_sibling() {
+                            break;
                         }
                     }
+                    c.goto_parent();
                 }
-            } else if n.kind() == "ERROR" {
-                self.out.errors += 1;
-                // Inside an ERROR node, fall back to `name(` in the text.
-                for (name, pos) in text_calls(&self.src[n.byte_range()]) {
-                    let abs = n.start_byte() + pos;
-                    let line = self.line_of(abs);
-                    if seen.insert((name.clone(), line)) {
-                        let site = self.call_site(caller, name, line, abs, None);
-                        self.out.calls.push(site);
+                // No child left to enter: visit, then go to the next sibling or up.
+                loop {
+                    visit_for_calls(c.node(), src, &self.line_starts, &mut found, &mut errors);
+                    if depth == 0 {
+                        break 'enter;
                     }
+                    while c.goto_next_sibling() {
+                        if !skipped(c.node(), false) {
+                            continue 'enter;
+                        }
+                    }
+                    c.goto_parent();
+                    depth -= 1;
                 }
             }
-            let mut c = n.walk();
-            for ch in n.children(&mut c) {
-                if ch.kind() != "function_definition" || ch.id() == def.id() {
-                    stack.push(ch);
-                }
+        }
+        self.out.errors += errors;
+        let mut seen = std::collections::HashSet::new();
+        for (name, line, pos, call) in found.into_iter().rev() {
+            if !seen.insert((name, line)) {
+                continue;
             }
+            let args = call
+                .and_then(|n| n.child_by_field_name("arguments"))
+                .filter(|a| !a.has_error())
+                .map(|a| {
+                    let mut c = a.walk();
+                    a.named_children(&mut c)
+                        .filter(|x| x.kind_id() != kinds.comment)
+                        .count() as u16
+                });
+            let site = self.call_site(caller, name.to_string(), line, pos, args);
+            self.out.calls.push(site);
         }
     }
 
@@ -443,6 +568,41 @@ impl Walk<'_> {
                 via_macro,
                 resolved: Vec::new(),
             });
+        }
+    }
+}
+
+/// A call found in a body: callee, line, byte, and the call expression (none when read
+/// off the text of an ERROR node).
+type Found<'s, 't> = (&'s str, u32, usize, Option<Node<'t>>);
+
+/// One post-order visit of [`Walk::calls_in`]: a call expression, or the `name(` calls
+/// in the text of an ERROR node (pushed backwards: the caller reverses the list).
+fn visit_for_calls<'s, 't>(
+    n: Node<'t>,
+    src: &'s str,
+    line_starts: &[usize],
+    found: &mut Vec<Found<'s, 't>>,
+    errors: &mut u32,
+) {
+    if n.kind_id() == node_kinds().call_expression {
+        if let Some(name) = n
+            .child_by_field_name("function")
+            .and_then(|f| callee_name(f, src))
+        {
+            found.push((
+                name,
+                n.start_position().row as u32 + 1,
+                n.start_byte(),
+                Some(n),
+            ));
+        }
+    } else if n.is_error() {
+        *errors += 1;
+        for (name, pos) in text_calls(&src[n.byte_range()]).into_iter().rev() {
+            let abs = n.start_byte() + pos;
+            let line = line_starts.partition_point(|&s| s <= abs) as u32;
+            found.push((name, line, abs, None));
         }
     }
 }
@@ -554,9 +714,9 @@ fn arity(decl: Node) -> Option<(u16, u16)> {
 }
 
 /// The unqualified name a call expression calls, if it is a plain name.
-fn callee_name(f: Node, src: &str) -> Option<String> {
+fn callee_name<'s>(f: Node, src: &'s str) -> Option<&'s str> {
     match f.kind() {
-        "identifier" | "field_identifier" => Some(src[f.byte_range()].to_string()),
+        "identifier" | "field_identifier" => Some(&src[f.byte_range()]),
         "qualified_identifier" => callee_name(f.child_by_field_name("name")?, src),
         "template_function" | "template_method" => callee_name(f.child_by_field_name("name")?, src),
         "field_expression" => callee_name(f.child_by_field_name("field")?, src),
@@ -570,14 +730,34 @@ fn call_text_regex() -> &'static Regex {
     RE.get_or_init(|| Regex::new(r"\b([A-Za-z_]\w*)\s*\(").expect("static regex"))
 }
 
-fn text_calls(text: &str) -> Vec<(String, usize)> {
+fn text_calls(text: &str) -> Vec<(&str, usize)> {
     call_text_regex()
         .captures_iter(text)
         .filter_map(|c| {
             let m = c.get(1)?;
-            (!is_keyword(m.as_str())).then(|| (m.as_str().to_string(), m.start()))
+            (!is_keyword(m.as_str())).then(|| (m.as_str(), m.start()))
         })
         .collect()
+}
+
+/// Grammar ids of the node kinds the walk tests on every node (a number compare
+/// instead of a name lookup).
+struct NodeKinds {
+    call_expression: u16,
+    function_definition: u16,
+    comment: u16,
+}
+
+fn node_kinds() -> &'static NodeKinds {
+    static KINDS: OnceLock<NodeKinds> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        let lang: tree_sitter::Language = tree_sitter_cpp::LANGUAGE.into();
+        NodeKinds {
+            call_expression: lang.id_for_node_kind("call_expression", true),
+            function_definition: lang.id_for_node_kind("function_definition", true),
+            comment: lang.id_for_node_kind("comment", true),
+        }
+    })
 }
 
 fn is_keyword(w: &str) -> bool {
@@ -715,6 +895,26 @@ extern "C" int api(float* x) try { return launcher(x); } catch(...) { return 1; 
         assert!(args.contains(&("g", Some(3))), "{args:?}");
         assert!(args.contains(&("f", Some(1))), "{args:?}");
         assert!(args.contains(&("h", Some(3))), "{args:?}");
+    }
+
+    #[test]
+    fn launched_template_args_blanked_for_the_parser_only() {
+        let src =
+            "void l(float* x) { hipLaunchKernelGGL((k<float, (N > 2), f<1>>), g, b, 0, s, x); }";
+        let parsed = blank_launched_template_args(src);
+        assert_eq!(parsed.len(), src.len());
+        assert!(parsed.contains("((k ") && !parsed.contains('<'), "{parsed}");
+        assert!(parsed.contains("), g, b, 0, s, x);"), "{parsed}");
+        // Not a launch: left alone.
+        assert_eq!(
+            blank_launched_template_args("a < b, c > d;"),
+            "a < b, c > d;"
+        );
+        let ex = extract("a.cpp", src, &[]);
+        assert_eq!(ex.launches[0].kernel, "k");
+        let call = ex.calls.iter().find(|c| c.callee == "hipLaunchKernelGGL");
+        assert_eq!(call.map(|c| c.args), Some(Some(6)));
+        assert_eq!(ex.errors, 0);
     }
 
     #[test]

@@ -13,8 +13,10 @@
 //! inactive branches become blank lines. So a row in the parsed output *is* the line
 //! in the original file, and no position map is needed.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::lex::{tokenize, Tok};
 
@@ -240,7 +242,7 @@ fn parse_directive(text: &str, file: &Arc<str>, line: u32) -> DirKind {
 #[derive(Debug, Clone, Default)]
 pub struct MacroTable {
     /// Name to definition; `None` marks an explicit `#undef` that hides the fallback.
-    pub defs: HashMap<String, Option<Arc<Macro>>>,
+    pub defs: FxHashMap<String, Option<Arc<Macro>>>,
 }
 
 impl MacroTable {
@@ -258,7 +260,7 @@ impl MacroTable {
 
 /// Macros the library defines exactly one way, used when a file relies on a header it
 /// does not include itself (headers are parsed on their own, not inside a `.cpp`).
-pub type Fallback = HashMap<String, Arc<Macro>>;
+pub type Fallback = FxHashMap<String, Arc<Macro>>;
 
 /// Builds the fallback table: every name whose definitions all agree.
 pub fn build_fallback<'a>(all: impl Iterator<Item = &'a Arc<Macro>>) -> Fallback {
@@ -342,7 +344,8 @@ pub fn preprocess(
     expand_macros: bool,
 ) -> Preprocessed {
     let mut table = base.clone();
-    let mut seen: HashSet<usize> = HashSet::from([id]);
+    let mut seen: FxHashSet<usize> = FxHashSet::default();
+    seen.insert(id);
     let mut included = Vec::new();
     let mut out = String::with_capacity(clean.len() + clean.len() / 4);
     let mut expansions = Vec::new();
@@ -389,7 +392,7 @@ fn run_header(
     table: &mut MacroTable,
     fallback: &Fallback,
     tree: &dyn Includes,
-    seen: &mut HashSet<usize>,
+    seen: &mut FxHashSet<usize>,
     included: &mut Vec<usize>,
     depth: usize,
 ) {
@@ -816,7 +819,7 @@ pub fn eval_condition(expr: &str, table: &MacroTable, fallback: &Fallback) -> bo
         }
     }
     // Expand with the table only: conditions should not depend on guesses.
-    let empty = Fallback::new();
+    let empty = Fallback::default();
     let mut ex = Expander {
         table,
         fallback: &empty,
@@ -1003,7 +1006,7 @@ mod tests {
             table.defs.insert(m.name.clone(), Some(Arc::new(m)));
         }
         let tree = One(dirs, names);
-        preprocess(0, &cleans[0], &table, &Fallback::new(), &tree, true)
+        preprocess(0, &cleans[0], &table, &Fallback::default(), &tree, true)
     }
 
     #[test]
@@ -1056,7 +1059,7 @@ mod tests {
     #[test]
     fn conditions_evaluate_like_c() {
         let t = MacroTable::default();
-        let f = Fallback::new();
+        let f = Fallback::default();
         assert!(eval_condition("1 && !defined(X)", &t, &f));
         assert!(!eval_condition("UNKNOWN", &t, &f));
         assert!(eval_condition("(2 + 3) * 2 == 10 ? 1 : 0", &t, &f));

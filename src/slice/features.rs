@@ -36,7 +36,10 @@ fn detectors() -> &'static Detectors {
             batched: r(r"\bbatch_count\b|\b_batched\b|\bbatched\b"),
             strided: r(r"\bstride_[a-zA-Z]\w*|\bstrided_batched\b"),
             pointer_mode: r(r"\bpointer_mode\b|\brocblas_pointer_mode_(host|device)\b"),
-            ilp64: r(r"\bc_i32_max\b|\bc_i64_grid\w*|\bint64_t\b.*\bchunk|\b\w+_64\s*\("),
+            // Only code that splits 64-bit sizes into 32-bit launches: a `_64` name alone
+            // (rocSOLVER's `_64` APIs run the same templates with 64-bit integers) has no
+            // chunking to ask about.
+            ilp64: r(r"\bc_(ILP64_)?i32_max\b|\bc_i64_grid\w*|\bint64_t\b[^;]*\bchunk"),
             workspace: r(r"\bdevice_malloc\b|\bworkspace\b|\bw_mem\b|\bsize_\w*workspace\w*|\bsetup_batched_array\b"),
             arg_checks: r(r"\w+_arg_check\w*\s*\(|\breturn\s+rocblas_status_invalid_\w+|\brocblas_status_invalid_(size|pointer|value|handle)\b|\breturn\s+rocblas_status_success\s*;"),
             complex: r(r"\brocblas_(float|double)_complex\b|\brocblas_complex_num\b|\bis_complex\b|\bconj\s*\("),
@@ -85,7 +88,7 @@ pub fn features_of(
         batched: names.contains("_batched") || d.batched.is_match(&all),
         strided_batched: names.contains("_strided_batched") || d.strided.is_match(&all),
         pointer_mode: d.pointer_mode.is_match(&all),
-        ilp64: names.split(' ').any(|n| n.ends_with("_64")) || d.ilp64.is_match(&all),
+        ilp64: d.ilp64.is_match(&all),
         workspace: d.workspace.is_match(&all),
         arg_checks: d.arg_checks.is_match(&all),
         complex: d.complex.is_match(&all),
@@ -149,15 +152,19 @@ mod tests {
         let pieces = [
             piece(PieceRole::Host, "a.cpp", "// __syncthreads in a host comment\nif(handle->pointer_mode == rocblas_pointer_mode_host)"),
             piece(PieceRole::Kernel, "b.hpp", "__shared__ float s[64];\n__syncthreads();\nsum = wf_reduction(sum);"),
+            piece(PieceRole::Host, "c.cpp", "for(int64_t b_base = 0; b_base < batch_count; b_base += c_i64_grid_YZ_chunk)"),
         ];
         let f = features_of(&pieces, &g, &["rocx_sdot_batched_64".to_string()], None);
         assert!(f.lds && f.barriers && f.reductions && f.pointer_mode && f.batched && f.ilp64);
         assert!(!f.atomics && !f.warp_intrinsics && !f.complex);
         assert!(f.multi_file && f.opaque);
-        assert_eq!((f.kernels, f.files), (1, 2));
+        assert_eq!((f.kernels, f.files), (1, 3));
         // Aimed at a kernel without barriers, the slice has none to ask about.
         let other = BTreeSet::from(["y"]);
         let f = features_of(&pieces, &g, &["rocx_sdot".to_string()], Some(&other));
         assert!(!f.lds && !f.barriers && f.pointer_mode);
+        // A `_64` name without chunking code has no 64-bit splitting to ask about.
+        let f = features_of(&pieces[..2], &g, &["rocx_sdot_64".to_string()], None);
+        assert!(!f.ilp64);
     }
 }

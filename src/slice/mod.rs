@@ -689,8 +689,9 @@ fn doc_comment_start(lines: &[String], decl: u32) -> u32 {
     decl
 }
 
-/// Ranges of an oversized function to show: its head (signature) and a window around
-/// each call that leads on, merged where they overlap.
+/// Ranges of an oversized function to show: its head (signature), a window around each
+/// call that leads on and around the first tests that choose a path by size or
+/// architecture, merged where they overlap.
 fn windows(lines: &[String], start: u32, end: u32, keep: &[u32]) -> Vec<(u32, u32)> {
     let head_end = (start..=end.min(start + 15))
         .find(|&l| lines.get(l as usize - 1).is_some_and(|t| t.contains('{')))
@@ -705,6 +706,18 @@ fn windows(lines: &[String], start: u32, end: u32, keep: &[u32]) -> Vec<(u32, u3
     ks.sort_unstable();
     for l in ks {
         r.push((l.saturating_sub(12).max(start), (l + 6).min(end)));
+    }
+    // The tests that choose a path by size or architecture, with what each side selects:
+    // performance questions ask about them.
+    for l in ((start + 1)..=end)
+        .filter(|&l| {
+            lines
+                .get(l as usize - 1)
+                .is_some_and(|t| values::selects_path(t))
+        })
+        .take(3)
+    {
+        r.push((l.saturating_sub(1).max(start), (l + 8).min(end)));
     }
     r.sort_unstable();
     let mut out: Vec<(u32, u32)> = Vec::new();

@@ -187,6 +187,44 @@ fn scan(focus: &mut SliceFocus, pieces: &[SlicePiece], trees: &Trees) {
     }
 }
 
+/// The condition of the `if` starting on line `l`, read on across up to five lines
+/// until its parentheses close (`None` if they do not).
+fn whole_condition(lines: &[String], l: u32) -> Option<String> {
+    let mut text = String::new();
+    for k in l..l + 5 {
+        text.push_str(lines.get(k as usize - 1)?.trim());
+        text.push(' ');
+        let open = text.find("if")? + text[text.find("if")?..].find('(')?;
+        let mut depth = 0;
+        for (i, ch) in text[open..].char_indices() {
+            match ch {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(text[open + 1..open + i].to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+/// Does this line test a size threshold (`if(n <= 1024 && batch_count >= 256)`) or the
+/// GPU architecture, choosing a path?
+pub fn selects_path(text: &str) -> bool {
+    let p = patterns();
+    let t = text.trim();
+    if t.starts_with("//") {
+        return false;
+    }
+    p.cond
+        .captures(t)
+        .is_some_and(|c| p.threshold.is_match(&c[1]) || p.arch.is_match(&c[1]))
+}
+
 /// The first size threshold (`n <= 1024 && batch_count >= 256`) in the host chain.
 fn threshold(focus: &mut SliceFocus, pieces: &[SlicePiece], trees: &Trees) {
     let p = patterns();
@@ -201,9 +239,10 @@ fn threshold(focus: &mut SliceFocus, pieces: &[SlicePiece], trees: &Trees) {
             }
             if let Some(c) = p.cond.captures(text.trim()) {
                 if p.threshold.is_match(&c[1]) {
+                    let cond = whole_condition(&lines, l).unwrap_or_else(|| c[1].to_string());
                     focus
                         .values
-                        .insert("threshold".into(), clip(c[1].trim(), 90));
+                        .insert("threshold".into(), clip(cond.trim(), 90));
                     focus
                         .values
                         .insert("threshold_site".into(), format!("{}:{l}", q.file));
@@ -217,6 +256,24 @@ fn threshold(focus: &mut SliceFocus, pieces: &[SlicePiece], trees: &Trees) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conditions_are_read_across_lines() {
+        let lines: Vec<String> = [
+            "    if(is_gfx90a && (m > 2000) && (m == n)",
+            "       && ((m % 64 == 0 && is_double) || (m % 128 == 0)))",
+            "    {",
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+        assert_eq!(
+            whole_condition(&lines, 1).unwrap(),
+            "is_gfx90a && (m > 2000) && (m == n) && ((m % 64 == 0 && is_double) || (m % 128 == 0))"
+        );
+        assert!(selects_path(&lines[0]));
+        assert!(!selects_path("    // if(n <= 1024)"));
+    }
 
     #[test]
     fn patterns_read_real_shapes() {

@@ -92,6 +92,64 @@ pub fn piece_refs(s: &Slice) -> Vec<PieceRef> {
         .collect()
 }
 
+/// Splits the reply to a request that asked `n` questions at once
+/// (`{"answers": [{"question": k, "answer", "code", "citations"}, ...]}`) into one answer
+/// object per question, in question order, each to be checked on its own by
+/// [`check_reply`]. An item without a number takes its place in the array. A question
+/// the reply answers not exactly once gets a [`Reason::Json`] failure naming what came;
+/// numbers outside `1..=n` answer nothing and are left out.
+pub fn split_grouped_reply(raw: &str, n: usize) -> Vec<Result<String, Failed>> {
+    let everyone = |detail: String| {
+        (0..n)
+            .map(|_| Err(Failed::at_start(Reason::Json, detail.clone())))
+            .collect()
+    };
+    let parsed: serde_json::Value = match json_object(raw).map(serde_json::from_str) {
+        Some(Ok(v)) => v,
+        Some(Err(e)) => return everyone(format!("grouped reply is not JSON: {e}")),
+        None => return everyone("grouped reply holds no JSON object".into()),
+    };
+    let Some(items) = parsed.get("answers").and_then(|a| a.as_array()) else {
+        return everyone("grouped reply has no `answers` array".into());
+    };
+    let mut by_number: Vec<Vec<&serde_json::Value>> = vec![Vec::new(); n];
+    for (k, item) in items.iter().enumerate() {
+        let number = item
+            .get("question")
+            .and_then(|q| q.as_u64())
+            .unwrap_or(k as u64 + 1);
+        if let Some(slot) = (number as usize)
+            .checked_sub(1)
+            .and_then(|i| by_number.get_mut(i))
+        {
+            slot.push(item);
+        }
+    }
+    by_number
+        .into_iter()
+        .enumerate()
+        .map(|(i, found)| match found.as_slice() {
+            [one] => Ok(one.to_string()),
+            [] => Err(Failed::at_start(
+                Reason::Json,
+                format!(
+                    "grouped reply of {} items holds no answer for question {}",
+                    items.len(),
+                    i + 1
+                ),
+            )),
+            many => Err(Failed::at_start(
+                Reason::Json,
+                format!(
+                    "grouped reply holds {} answers for question {}",
+                    many.len(),
+                    i + 1
+                ),
+            )),
+        })
+        .collect()
+}
+
 /// Parses a model's reply and runs [`checks::CHECKS`] on it.
 pub fn check_reply(
     q: &Question,
@@ -316,5 +374,43 @@ mod tests {
             .reason,
             Reason::CodePresent
         );
+    }
+
+    #[test]
+    fn grouped_replies_split_into_one_answer_per_question() {
+        let (q, s, t, _d) = fixture();
+        let item = |k: u64| {
+            let mut v: serde_json::Value =
+                serde_json::from_str(&reply(GOOD, "src/k.hpp", 6, 7)).unwrap();
+            v["question"] = k.into();
+            v
+        };
+        // Out of order, one missing (2), one twice (3), one out of range (9).
+        let raw = serde_json::json!({"answers": [item(4), item(1), item(3), item(3), item(9)]})
+            .to_string();
+        let got = split_grouped_reply(&format!("Here:\n{raw}"), 4);
+        assert_eq!(got.len(), 4);
+        for k in [0, 3] {
+            let one = got[k].as_ref().unwrap();
+            let g = Grounding {
+                trees: &t,
+                known: &KnownNames::default(),
+                facts: None,
+            };
+            assert!(check_reply(&q, &s, one, &g).is_ok());
+        }
+        let why = |k: usize| got[k].as_ref().unwrap_err().detail.clone();
+        assert!(why(1).contains("no answer for question 2"), "{}", why(1));
+        assert!(why(2).contains("2 answers for question 3"), "{}", why(2));
+        // Unnumbered items take their place; a reply with no array fails every question.
+        let plain = serde_json::json!({"answers": [serde_json::from_str::<serde_json::Value>(&reply(GOOD, "src/k.hpp", 6, 7)).unwrap()]}).to_string();
+        assert!(split_grouped_reply(&plain, 1)[0].is_ok());
+        let none = split_grouped_reply("{\"answer\": \"x\"}", 3);
+        assert!(none
+            .iter()
+            .all(|r| r.as_ref().is_err_and(|f| f.reason == Reason::Json)));
+        assert!(split_grouped_reply("cut {\"answers\": [", 2)
+            .iter()
+            .all(|r| r.is_err()));
     }
 }
