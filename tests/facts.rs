@@ -158,3 +158,108 @@ fn fixture_solver_cross_library_and_loop_conditions() {
     );
     assert_eq!(r.values["condition"], "m < 0 || n < 0 || lda < m");
 }
+
+/// The fact check on the fixture library, through `rocqa extract` (no endpoint) and
+/// `rocqa validate`: a fact entry of rocfx_sscal rewritten as an LLM answer is kept
+/// with the right values and rejected as `contradicts-code` with a planted wrong one.
+#[test]
+fn fixture_fact_check_rejects_contradictions_and_keeps_right_values() {
+    let p = project();
+    let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("question_templates");
+    std::fs::create_dir(p.path().join("question_templates")).unwrap();
+    for f in std::fs::read_dir(templates).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(
+            &f,
+            p.path()
+                .join("question_templates")
+                .join(f.file_name().unwrap()),
+        )
+        .unwrap();
+    }
+    Command::cargo_bin("rocqa")
+        .expect("binary")
+        .arg("--root")
+        .arg(p.path())
+        .env_remove("ROCQA_LLM_URL")
+        .args(["extract", "--lib", "rocfx"])
+        .assert()
+        .success();
+    let written = std::fs::read_to_string(p.path().join("out/rocfx/1.0/entries.jsonl")).unwrap();
+    let base: serde_json::Value = written
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["api"] == "rocfx_sscal")
+        .expect("a fact entry of rocfx_sscal");
+    // rocfx_scal_kernels.hpp:77 launches rocfx_scal_kernel with dim3 threads(NB), NB =
+    // 256; rocfx_scal_imp.hpp:36-37 returns success when n <= 0 || incx <= 0.
+    let pairs = [
+        (
+            "rocfx_scal_kernel",
+            "rocfx_axpy_kernel",
+            "rocfx_scal_kernels.hpp:77",
+        ),
+        (
+            "256 threads per block",
+            "128 threads per block",
+            "rocfx_scal_kernels.hpp:77",
+        ),
+        (
+            "rocfx_status_success",
+            "rocfx_status_invalid_pointer",
+            "rocfx_scal_imp.hpp:36",
+        ),
+    ];
+    let text = "rocfx_sscal launches rocfx_scal_kernel with 256 threads per block. When n <= 0 the launcher returns rocfx_status_success at once.";
+    // The right answer once (its copies would be near-duplicates), then each wrong one.
+    let mut answers = vec![text.to_string()];
+    answers.extend(
+        pairs
+            .iter()
+            .map(|(right, wrong, _)| text.replacen(right, wrong, 1)),
+    );
+    let mut lines = String::new();
+    for (k, answer) in answers.iter().enumerate() {
+        let mut e = base.clone();
+        e["id"] = format!("rocfx-{k:016x}").into();
+        e["answer"] = answer.clone().into();
+        e["generator"] = "llm".into();
+        e["apis"] = serde_json::json!(["rocfx_sscal"]);
+        lines.push_str(&e.to_string());
+        lines.push('\n');
+    }
+    let file = p.path().join("planted.jsonl");
+    std::fs::write(&file, lines).unwrap();
+    let out = p.path().join("checked");
+    Command::cargo_bin("rocqa")
+        .expect("binary")
+        .arg("--root")
+        .arg(p.path())
+        .arg("validate")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let read = |name: &str| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(out.join(name))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let (kept, rejects) = (read("entries.jsonl"), read("rejects.jsonl"));
+    assert!(
+        kept.len() == 1 && kept[0]["id"] == "rocfx-0000000000000000",
+        "right answer rejected: {rejects:?}"
+    );
+    for (k, (_, wrong, names)) in pairs.iter().enumerate() {
+        let bad = format!("rocfx-{:016x}", k + 1);
+        let r = rejects
+            .iter()
+            .find(|r| r["id"] == bad.as_str())
+            .unwrap_or_else(|| panic!("kept with {wrong}"));
+        assert_eq!(r["reason"], "contradicts-code", "{r}");
+        assert!(r["detail"].as_str().unwrap().contains(names), "{r}");
+    }
+}

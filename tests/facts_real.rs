@@ -179,3 +179,225 @@ fn sgetrf_calls_into_rocblas() {
     );
     assert!(f.facts.iter().any(|x| x.kind == FactKind::Launch));
 }
+
+#[test]
+fn sdot_batched_threshold_and_block_sizes_by_architecture() {
+    let f = facts("rocblas", "rocblas_sdot");
+    let k = "library/src/blas1/rocblas_dot_kernels.hpp";
+    // rocblas_dot_kernels.hpp:385-407: if(n <= 1024 && batch_count >= 256), NB_Y = 4 and,
+    // on gfx10/11/12 (arch_major 10, 11 or 12: a device property), NB_X = 32;
+    // dim3 threads(NB_X, NB_Y); rocblas_dot_batched_4_kernel launched at 399.
+    let small = find(&f, FactKind::Launch, "rocblas_dot_batched_4_kernel", k, 399);
+    assert_eq!(
+        small.conditions,
+        ["n <= 1024 && batch_count >= 256", "is_arch_10_or_11_or_12"]
+    );
+    assert_eq!(small.values["block_threads"], "128");
+    // :421-424: the other architectures, NB_X = 64 (256 threads).
+    let other = find(&f, FactKind::Launch, "rocblas_dot_batched_4_kernel", k, 424);
+    assert_eq!(other.conditions[1], "not (is_arch_10_or_11_or_12)");
+    assert_eq!(other.values["block_threads"], "256");
+    // :459-484: up to the single-block threshold one block of NB_OB = 1024 threads; unit
+    // strides take rocblas_dot_kernel_inc1by2.
+    let one = find(&f, FactKind::Launch, "rocblas_dot_kernel_inc1by2", k, 484);
+    assert!(
+        one.values["block"].contains("NB_OB = 1024"),
+        "{:?}",
+        one.values
+    );
+    assert_eq!(one.conditions[1], "n <= single_block_threshold");
+    // :627-629: the second pass runs only when the first left more than one block, with
+    // NB = ROCBLAS_DOT_NB = 512 (rocblas_dot_kernels.cpp:42 passes it).
+    let r = find(&f, FactKind::Launch, "rocblas_dot_kernel_reduce", k, 629);
+    assert_eq!(r.conditions.last().map(String::as_str), Some("blocks > 1"));
+    assert_eq!(r.values["block_threads"], "512");
+    // rocblas_dot_kernel runs with 1024 (:503) and 512 (:591) threads: its launch bounds
+    // NB has no single value, so none is stated.
+    let b = find(&f, FactKind::LaunchBounds, "rocblas_dot_kernel", k, 173);
+    assert!(!b.values.contains_key("value"), "{:?}", b.values);
+    // :353-370: quick return for n <= 0 || batch_count == 0.
+    let q = find(&f, FactKind::QuickReturn, "rocblas_status_success", k, 353);
+    assert_eq!(q.values["condition"], "n <= 0 || batch_count == 0");
+}
+
+#[test]
+fn sger_lds_block_and_checks() {
+    let f = facts("rocblas", "rocblas_sger");
+    let k = "library/src/blas2/rocblas_ger_kernels.hpp";
+    // rocblas_ger_kernels.hpp:57-58: __shared__ T xdata[DIM_X]; __shared__ T
+    // ydata[DIM_Y * WIN]; the launch at :421 sets DIM_X = 32, DIM_Y = 32, WIN = 2
+    // (:410-412).
+    let x = find(&f, FactKind::SharedMemory, "xdata", k, 57);
+    assert_eq!(x.values["elements"], "32");
+    let y = find(&f, FactKind::SharedMemory, "ydata", k, 58);
+    assert_eq!(y.values["elements"], "64");
+    let l = find(&f, FactKind::Launch, "rocblas_ger_kernel", k, 421);
+    assert_eq!(l.values["block_dims"], "32, 32");
+    // :394-400: float with m > 1024 takes rocblas_sger_kernel, DIM_X = 1024.
+    let s = find(&f, FactKind::Launch, "rocblas_sger_kernel", k, 400);
+    assert!(
+        s.conditions.iter().any(|c| c == "is_float && m > 1024"),
+        "{:?}",
+        s.conditions
+    );
+    assert_eq!(s.values["block_threads"], "1024");
+    // rocblas_ger.hpp:49-53: sizes first, then the quick return.
+    let a = "library/src/blas2/rocblas_ger.hpp";
+    let c = find(&f, FactKind::ArgCheck, "rocblas_status_invalid_size", a, 49);
+    assert_eq!(
+        c.values["condition"],
+        "m < 0 || n < 0 || !incx || !incy || lda < m || lda < 1 || batch_count < 0"
+    );
+    let q = find(&f, FactKind::QuickReturn, "rocblas_status_success", a, 52);
+    assert_eq!(q.values["condition"], "!m || !n || !batch_count");
+    // :58-61: alpha == 0 returns early only in host pointer mode.
+    let z = find(&f, FactKind::QuickReturn, "rocblas_status_success", a, 60);
+    assert_eq!(
+        z.conditions,
+        ["handle->pointer_mode == rocblas_pointer_mode_host"]
+    );
+}
+
+#[test]
+fn sgemm_checks_before_the_backend() {
+    let f = facts("rocblas", "rocblas_sgemm");
+    let a = "library/src/blas3/rocblas_gemm.hpp";
+    // rocblas_gemm.hpp:97-98, 110-111: negative sizes are errors, empty ones success.
+    let s = find(&f, FactKind::ArgCheck, "rocblas_status_invalid_size", a, 97);
+    assert_eq!(
+        s.values["condition"],
+        "m < 0 || n < 0 || k < 0 || batch_count < 0"
+    );
+    let q = find(&f, FactKind::QuickReturn, "rocblas_status_success", a, 110);
+    assert_eq!(q.values["condition"], "!m || !n || !batch_count");
+    // :116-121: k == 0 returns early only for host scalars with beta == 1.
+    let k0 = find(&f, FactKind::QuickReturn, "rocblas_status_success", a, 120);
+    assert_eq!(
+        k0.conditions,
+        [
+            "handle->pointer_mode == rocblas_pointer_mode_host",
+            "*beta == 1"
+        ]
+    );
+    // :135-137: device scalars never reach the check (copied to the host before).
+    let e = find(
+        &f,
+        FactKind::ArgCheck,
+        "rocblas_status_internal_error",
+        a,
+        135,
+    );
+    assert_eq!(
+        e.values["condition"],
+        "not (handle->pointer_mode == rocblas_pointer_mode_host)"
+    );
+    // The work is handed to the Tensile/hipBLASLt backend (opaque): no kernel launch of
+    // rocBLAS's own is a fact of rocblas_sgemm.
+    assert!(!f.facts.iter().any(|x| x.kind == FactKind::Launch));
+}
+
+#[test]
+fn isamax_two_pass_reduction() {
+    let f = facts("rocblas", "rocblas_isamax");
+    let k = "library/src/blas1/rocblas_iamax_iamin_kernels.cpp";
+    // rocblas_iamax_iamin_kernels.cpp:84-86: part 1 always, dim3(blocks, 1, batches).
+    let p1 = find(
+        &f,
+        FactKind::Launch,
+        "rocblas_iamax_iamin_kernel_part1",
+        k,
+        84,
+    );
+    assert!(p1.conditions.is_empty(), "{:?}", p1.conditions);
+    // :98-102: part 2 in device pointer mode; :116-124 in host mode only when
+    // reduceKernel = blocks > 1 || batch_count > 1.
+    let d = find(
+        &f,
+        FactKind::Launch,
+        "rocblas_iamax_iamin_kernel_part2",
+        k,
+        98,
+    );
+    assert_eq!(
+        d.conditions,
+        ["handle->pointer_mode == rocblas_pointer_mode_device"]
+    );
+    let h = find(
+        &f,
+        FactKind::Launch,
+        "rocblas_iamax_iamin_kernel_part2",
+        k,
+        120,
+    );
+    assert_eq!(
+        h.conditions.last().map(String::as_str),
+        Some("reduceKernel")
+    );
+    // rocblas_iamax_iamin.hpp:111-117: result checked first, then the quick return.
+    let a = "library/src/blas1/rocblas_iamax_iamin.hpp";
+    find(
+        &f,
+        FactKind::ArgCheck,
+        "rocblas_status_invalid_pointer",
+        a,
+        111,
+    );
+    let q = find(&f, FactKind::QuickReturn, "rocblas_status_success", a, 117);
+    assert_eq!(
+        q.values["condition"],
+        "n <= 0 || incx <= 0 || batch_count <= 0"
+    );
+}
+
+#[test]
+fn spotrf_resets_info_and_returns_early() {
+    let f = facts("rocsolver", "rocsolver_spotrf");
+    let p = "library/src/lapack/roclapack_potrf.hpp";
+    // roclapack_potrf.hpp:163-164: no batch, nothing to do.
+    find(&f, FactKind::QuickReturn, "rocblas_status_success", p, 163);
+    // :169-174: reset_info on dim3 threads(BS1, 1, 1), BS1 = 256, before the n == 0
+    // quick return at :177-178.
+    let r = find(&f, FactKind::Launch, "reset_info", p, 174);
+    assert_eq!(r.values["block_threads"], "256");
+    assert!(r.conditions.is_empty(), "{:?}", r.conditions);
+    let q = find(&f, FactKind::QuickReturn, "rocblas_status_success", p, 177);
+    assert_eq!(q.values["condition"], "n == 0");
+    // roclapack_potf2.hpp:155-156: the size check of potf2 and potrf.
+    let s = find(
+        &f,
+        FactKind::ArgCheck,
+        "rocblas_status_invalid_size",
+        "library/src/lapack/roclapack_potf2.hpp",
+        155,
+    );
+    assert_eq!(s.values["condition"], "n < 0 || lda < n || batch_count < 0");
+}
+
+#[test]
+fn sgetf2_specialized_kernels_under_their_run_time_choice() {
+    let f = facts("rocsolver", "rocsolver_sgetf2");
+    let g = "library/src/lapack/roclapack_getf2.hpp";
+    // roclapack_getf2.hpp:595-601: the permutation array's grid is reassigned before the
+    // launch: grid = dim3(blocks, batch_count, 1), not the dim3 grid(blocks, 1, 1) of :582.
+    let p = find(&f, FactKind::Launch, "getf2_permut_init", g, 595);
+    assert_eq!(p.values["grid"], "grid = dim3(blocks, batch_count, 1)");
+    // :638-644: the pivot search per column, dim3 threadsMax(IAMAX_THDS, 1, 1) = 1024.
+    let m = find(&f, FactKind::Launch, "getf2_iamax", g, 640);
+    assert_eq!(m.values["block_threads"], "1024");
+    assert_eq!(m.conditions.last().map(String::as_str), Some("pivot"));
+    // :604-613: behind #ifdef OPTIMAL (the build defines it), select_spkernel picks the
+    // specialized small-matrix kernels at run time (spker == 1): a condition of the
+    // launches inside getf2_run_small, which the call site passes on.
+    let s = f
+        .facts
+        .iter()
+        .find(|x| x.kind == FactKind::Launch && x.subject == "getf2_small_kernel")
+        .expect("getf2_small_kernel is launched");
+    assert_eq!(
+        &s.conditions[..2],
+        [
+            "!std::is_same<I, int64_t>::value && spker > 0",
+            "spker == 1"
+        ]
+    );
+}

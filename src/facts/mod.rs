@@ -251,6 +251,7 @@ impl<'a> FactReader<'a> {
         let mut excluded = Vec::new();
         let mut values: HashMap<usize, ParamValues> = HashMap::new();
         let mut kernel_values: HashMap<usize, Vec<ParamValues>> = HashMap::new();
+        let mut reached: HashMap<usize, Vec<String>> = HashMap::new();
         // Launches first: they decide which kernels run and with which parameters.
         for e in g.edges.iter().filter(|e| e.kind == EdgeKind::Launch) {
             let (from, to) = (&g.nodes[e.from], &g.nodes[e.to]);
@@ -262,8 +263,14 @@ impl<'a> FactReader<'a> {
                 .entry(e.from)
                 .or_insert_with(|| self.param_values(g, e.from, 0))
                 .clone();
-            for (f, kv) in self.launch_facts(from, to, &pv) {
+            // What must hold for the API to reach the launching function at all (a
+            // size threshold or device property tested by a caller) comes first.
+            let reach = self.reach_conditions(g, e.from, &mut reached, 0);
+            for (mut f, kv) in self.launch_facts(from, to, &pv) {
                 kernel_values.entry(e.to).or_default().push(kv);
+                if !reach.is_empty() {
+                    f.conditions.splice(0..0, reach.iter().cloned());
+                }
                 facts.push(f);
             }
         }
@@ -330,6 +337,66 @@ impl<'a> FactReader<'a> {
             facts,
             excluded,
         }
+    }
+
+    /// The conditions under which the API reaches node `i`: those of its caller's, then
+    /// those around the call, outermost first. Where several call sites reach it, only
+    /// what all of them share (their common leading conditions) is kept.
+    fn reach_conditions(
+        &self,
+        g: &InterfaceGraph,
+        i: usize,
+        memo: &mut HashMap<usize, Vec<String>>,
+        depth: u32,
+    ) -> Vec<String> {
+        if let Some(c) = memo.get(&i) {
+            return c.clone();
+        }
+        // A cycle or a deep chain: nothing known beyond this point.
+        memo.insert(i, Vec::new());
+        if depth > 16 {
+            return Vec::new();
+        }
+        let callers: Vec<&crate::model::GraphEdge> = g
+            .edges
+            .iter()
+            .filter(|e| {
+                e.to == i
+                    && e.from != i
+                    && matches!(
+                        e.kind,
+                        EdgeKind::Call | EdgeKind::MacroCall | EdgeKind::CrossLibrary
+                    )
+            })
+            .collect();
+        let mut common: Option<Vec<String>> = None;
+        for e in &callers {
+            let caller = &g.nodes[e.from];
+            let mut conds = self.reach_conditions(g, e.from, memo, depth + 1);
+            // Several sites in one caller: their conditions are not all known.
+            if e.sites == 1 {
+                if let Some((t, b)) = self.code.body(caller) {
+                    let line = t.line(e.line);
+                    let at = t.offset(e.line)
+                        + line
+                            .find(g.nodes[i].name.as_str())
+                            .unwrap_or(line.len() - line.trim_start().len());
+                    conds.extend(b.conds_at(at).0);
+                }
+            }
+            common = Some(match common {
+                None => conds,
+                Some(c) => c
+                    .into_iter()
+                    .zip(conds)
+                    .take_while(|(a, b)| a == b)
+                    .map(|(a, _)| a)
+                    .collect(),
+            });
+        }
+        let out = common.unwrap_or_default();
+        memo.insert(i, out.clone());
+        out
     }
 
     /// Values of a node's non-type template parameters, read off the template
@@ -428,14 +495,8 @@ impl<'a> FactReader<'a> {
             let a = arg.trim();
             let mut shown = a.to_string();
             if is_name(a) {
-                // `dim3 grid(blocks, 1, batches)`: the last declaration before the launch.
-                let re = Regex::new(&format!(
-                    r"\bdim3\s+{}\s*[({{=]\s*([^;]*?)\s*[)}}]?\s*;",
-                    regex::escape(a)
-                ))
-                .ok();
-                if let Some(m) = re.and_then(|re| re.captures_iter(body_before).last()) {
-                    shown = format!("{a} = dim3({})", tidy(&m[1]));
+                if let Some(args) = last_dim3(a, body_before) {
+                    shown = format!("{a} = dim3({args})");
                 }
             }
             let sub = substitute(&shown, pv);
@@ -717,15 +778,7 @@ impl<'a> FactReader<'a> {
 fn block_dims(block: &str, body_before: &str, pv: &ParamValues) -> Option<Vec<i64>> {
     let a = block.trim();
     let args = if is_name(a) {
-        let re = Regex::new(&format!(
-            r"\bdim3\s+{}\s*[({{=]\s*([^;]*?)\s*[)}}]?\s*;",
-            regex::escape(a)
-        ))
-        .ok()?;
-        match re.captures_iter(body_before).last() {
-            Some(m) => m[1].trim_start_matches("dim3").trim().to_string(),
-            None => a.to_string(),
-        }
+        last_dim3(a, body_before).unwrap_or_else(|| a.to_string())
     } else {
         a.to_string()
     };
@@ -741,6 +794,21 @@ fn block_dims(block: &str, body_before: &str, pv: &ParamValues) -> Option<Vec<i6
         .map(|d| eval_int(&substitute(d, pv)))
         .collect();
     dims.filter(|d| !d.is_empty() && d.iter().all(|&x| x > 0))
+}
+
+/// The arguments of the last value a `dim3` variable gets before a launch: its
+/// declaration (`dim3 grid(blocks, 1, batches)`, `dim3 grid = dim3(...)`) or a later
+/// assignment (`grid = dim3(blocks, batch_count, 1)`), whichever comes last.
+fn last_dim3(name: &str, before: &str) -> Option<String> {
+    let n = regex::escape(name);
+    let re = Regex::new(&format!(
+        r"(?:\bdim3\s+{n}\s*(?:=\s*(?:dim3\s*)?)?|(?:^|[^\w.>]){n}\s*=\s*dim3\s*)[({{]"
+    ))
+    .ok()?;
+    let m = re.find_iter(before).last()?;
+    let open = m.end() - 1;
+    let close = Scanner::new(before).matching(open);
+    (close < before.len()).then(|| tidy(&before[open + 1..close]))
 }
 
 /// Does `text` name `ident` as a whole word?

@@ -166,8 +166,10 @@ pub struct Template {
     pub origin: String,
 }
 
-const PLACEHOLDERS: [&str; 37] = [
+const PLACEHOLDERS: [&str; 39] = [
     "twin",
+    "elem_type",
+    "scalars",
     "grid_limit",
     "grid_limit_site",
     "info_site",
@@ -444,6 +446,28 @@ fn covered(s: &Slice, site: &str) -> bool {
 
 /// The value of one placeholder for a slice, or why the slice cannot answer a question
 /// that needs it.
+/// The element type a precision-named API works on (`rocblas_sgemv`: float,
+/// `rocblas_izamax`: complex double), as plain HIP types; `None` for APIs named by
+/// no single precision (`_ex`, mixed).
+fn elem_type(api: &str) -> Option<&'static str> {
+    let stem = api.split_once('_')?.1;
+    let stem = match stem.strip_prefix('i') {
+        Some(rest) if rest.starts_with(['s', 'd', 'c', 'z']) => rest,
+        _ => stem,
+    };
+    if stem.ends_with("_ex") || stem.contains("_ex_") {
+        return None;
+    }
+    match stem.chars().next()? {
+        's' => Some("float"),
+        'd' => Some("double"),
+        'c' => Some("complex float (hipFloatComplex)"),
+        'z' => Some("complex double (hipDoubleComplex)"),
+        'h' => Some("half (rocblas_half)"),
+        _ => None,
+    }
+}
+
 fn value(s: &Slice, ph: &str) -> Result<String, String> {
     let f = &s.focus;
     let need = |name: &str, what: &str| -> Result<String, String> {
@@ -470,6 +494,28 @@ fn value(s: &Slice, ph: &str) -> Result<String, String> {
         }
     };
     Ok(match ph {
+        "elem_type" => elem_type(&s.api)
+            .ok_or("the API's name gives no single element type")?
+            .to_string(),
+        "scalars" => {
+            // Scalars passed by pointer, as the public declaration names them.
+            let decl = s
+                .pieces
+                .iter()
+                .find(|p| p.role == crate::model::PieceRole::Declaration)
+                .map_or("", |p| p.text.as_str());
+            let names: Vec<&str> = ["alpha", "beta"]
+                .into_iter()
+                .filter(|n| {
+                    decl.split(|c: char| !c.is_alphanumeric() && c != '_')
+                        .any(|w| w == *n)
+                })
+                .collect();
+            if names.is_empty() {
+                return Err("the API takes no alpha or beta scalar".into());
+            }
+            names.join(" and ")
+        }
         "api" => s.api.clone(),
         "apis" => s.apis.join(", "),
         "family" => s.family.clone(),
@@ -876,6 +922,22 @@ text = "How does the {variant} form of {family} synchronize differently?"
             .unwrap_err()
             .to_string()
             .contains("line 11"));
+    }
+
+    #[test]
+    fn element_types_come_from_the_precision_letter() {
+        assert_eq!(elem_type("rocblas_sgemv"), Some("float"));
+        assert_eq!(
+            elem_type("rocblas_izamax"),
+            Some("complex double (hipDoubleComplex)")
+        );
+        assert_eq!(
+            elem_type("rocsolver_chetrd"),
+            Some("complex float (hipFloatComplex)")
+        );
+        assert_eq!(elem_type("rocsolver_dgetrf_64"), Some("double"));
+        assert_eq!(elem_type("rocblas_gemm_ex"), None);
+        assert_eq!(elem_type("rocblas_axpy_ex"), None);
     }
 
     #[test]
