@@ -395,7 +395,7 @@ impl<'t> Walker<'t> {
             // The same definition met again: its calls are already in.
             return;
         }
-        let (kind, _) = attributes(c);
+        let kind = attributes(c);
         let (arity, pointer_arrays) = parameters(c);
         let via = self.invocation(name_pos).map(|m| MacroOrigin {
             name: m.name.clone(),
@@ -492,9 +492,7 @@ impl<'t> Walker<'t> {
         let inv = self.invocation(pos);
         let via = inv.map(|m| m.name.clone());
         let written = inv.is_none() || self.file_offset(loc) != pos.offset;
-        let kernel = targets
-            .iter()
-            .any(|t| attributes(*t).0 == SymbolKind::Kernel);
+        let kernel = targets.iter().any(|t| attributes(*t) == SymbolKind::Kernel);
         let usrs: Vec<String> = {
             let mut v: Vec<String> = targets
                 .iter()
@@ -613,9 +611,8 @@ unsafe fn targets(r: CXCursor) -> Vec<CXCursor> {
     out
 }
 
-/// A definition's kind, from its CUDA attributes (on any of its declarations: the
-/// attributes sit on the cursor itself).
-unsafe fn attributes(c: CXCursor) -> (SymbolKind, ()) {
+/// A declaration's kind, from the CUDA attributes among its children.
+unsafe fn attributes(c: CXCursor) -> SymbolKind {
     let (mut global, mut device, mut host) = (false, false, false);
     children(c, |a| {
         match clang_getCursorKind(a) {
@@ -626,14 +623,13 @@ unsafe fn attributes(c: CXCursor) -> (SymbolKind, ()) {
         }
         CXChildVisit_Continue
     });
-    let kind = if global {
+    if global {
         SymbolKind::Kernel
     } else if device && !host {
         SymbolKind::DeviceHelper
     } else {
         SymbolKind::Function
-    };
-    (kind, ())
+    }
 }
 
 /// Arguments a call may pass (without defaults, all; `u16::MAX` after `...`) and how
