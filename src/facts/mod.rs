@@ -799,14 +799,27 @@ fn block_dims(block: &str, body_before: &str, pv: &ParamValues) -> Option<Vec<i6
 /// The arguments of the last value a `dim3` variable gets before a launch: its
 /// declaration (`dim3 grid(blocks, 1, batches)`, `dim3 grid = dim3(...)`) or a later
 /// assignment (`grid = dim3(blocks, batch_count, 1)`), whichever comes last.
+///
+/// The pattern is compiled once per name and thread and kept with its match cache (a
+/// cloned `Regex` starts a cold one): the same few names (`grid`, `threads`, ...) come
+/// back at every launch of a library, and compiling them per launch was most of a
+/// whole extract's CPU.
 fn last_dim3(name: &str, before: &str) -> Option<String> {
-    let n = regex::escape(name);
-    let re = Regex::new(&format!(
-        r"(?:\bdim3\s+{n}\s*(?:=\s*(?:dim3\s*)?)?|(?:^|[^\w.>]){n}\s*=\s*dim3\s*)[({{]"
-    ))
-    .ok()?;
-    let m = re.find_iter(before).last()?;
-    let open = m.end() - 1;
+    thread_local! {
+        static BY_NAME: RefCell<HashMap<String, Regex>> = Default::default();
+    }
+    let end = BY_NAME.with(|m| {
+        let mut m = m.borrow_mut();
+        let re = m.entry(name.to_string()).or_insert_with(|| {
+            let n = regex::escape(name);
+            Regex::new(&format!(
+                r"(?:\bdim3\s+{n}\s*(?:=\s*(?:dim3\s*)?)?|(?:^|[^\w.>]){n}\s*=\s*dim3\s*)[({{]"
+            ))
+            .expect("an escaped name makes a valid pattern")
+        });
+        re.find_iter(before).last().map(|m| m.end())
+    })?;
+    let open = end - 1;
     let close = Scanner::new(before).matching(open);
     (close < before.len()).then(|| tidy(&before[open + 1..close]))
 }
