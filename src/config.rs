@@ -155,6 +155,16 @@ pub struct LibraryConfig {
     pub versions: BTreeMap<String, VersionConfig>,
 }
 
+impl LibraryConfig {
+    /// How the library's API names are made, as plain data for later stages.
+    pub fn naming(&self) -> crate::model::ApiNaming {
+        crate::model::ApiNaming {
+            prefix: self.api_prefix.clone(),
+            precisions: self.precisions.clone(),
+        }
+    }
+}
+
 /// Defines applied to some files only.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -17,8 +17,8 @@ use crate::emit::{percent, Coverage, EmitError, Manifest, RunOutput};
 use crate::graph::CodeGraph;
 use crate::llm::{ChatRequest, LlmClient, Message};
 use crate::model::{
-    ApiFunction, Entry, PieceRole, Question, Reject, Slice, SourcePin, SourceRef, TokenUsage,
-    ENTRY_SCHEMA_VERSION,
+    ApiFunction, ApiNaming, Entry, PieceRole, Question, Reject, Slice, SourcePin, SourceRef,
+    TokenUsage, ENTRY_SCHEMA_VERSION,
 };
 use crate::question::{answer_schema, plan, Template};
 use crate::slice::{cut, CutSpec, SliceLimits, Trees};
@@ -44,6 +44,9 @@ pub struct ExtractPlan {
     pub shard: Option<(u32, u32)>,
     /// Slice budget.
     pub limits: SliceLimits,
+    /// How the library names its API (kernels named for another precision are not
+    /// a question's target).
+    pub naming: ApiNaming,
 }
 
 impl ExtractPlan {
@@ -224,7 +227,13 @@ pub fn plan_run(
             if g.nodes.len() < 2 {
                 continue;
             }
-            let kernels = crate::slice::target::kernels_by_work(&g);
+            let kernels: Vec<usize> = crate::slice::target::kernels_by_work(&g)
+                .into_iter()
+                .filter(|&k| {
+                    rep.kernel_for_other_precision(&p.naming, &g.nodes[k].name)
+                        .is_none()
+                })
+                .collect();
             let spec = CutSpec {
                 target: kernels.first().copied(),
                 base: base_graph.as_ref().filter(|_| !variant.is_empty()),

@@ -207,6 +207,15 @@ pub struct FileIndex {
     pub context: String,
 }
 
+/// How a library names its API: `prefix` + precision + family + variant suffixes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApiNaming {
+    /// Common prefix of API names, e.g. `rocblas_`.
+    pub prefix: String,
+    /// Precision prefixes that can lead a family name (`s`, `d`, `h`, `cs`, ...).
+    pub precisions: Vec<String>,
+}
+
 /// One public C API function declared in the library's public headers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApiFunction {
@@ -222,6 +231,44 @@ pub struct ApiFunction {
     pub file: String,
     /// Line of the declaration.
     pub line: u32,
+}
+
+impl ApiFunction {
+    /// Why `kernel` does not run for this API when it is named for another precision of
+    /// the same family (`rocblas_hscal_mlt_4_kernel` for `rocblas_sscal`): such kernels
+    /// sit behind `if constexpr` on the element type, so only their own precision's
+    /// instantiation launches them. Facts and question targets both go by this rule.
+    pub fn kernel_for_other_precision(&self, naming: &ApiNaming, kernel: &str) -> Option<String> {
+        let precision = self.precision.as_str();
+        if precision.is_empty() {
+            return None;
+        }
+        let fam_tail = self
+            .name
+            .strip_prefix(&naming.prefix)?
+            .strip_prefix(precision)?
+            .split("_batched")
+            .next()?
+            .split("_strided")
+            .next()?
+            .trim_end_matches("_64");
+        let rest = kernel.strip_prefix(&naming.prefix)?;
+        let mut ps: Vec<&String> = naming.precisions.iter().collect();
+        ps.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        for p in ps {
+            if let Some(tail) = rest.strip_prefix(p.as_str()) {
+                if tail.starts_with(fam_tail)
+                    && tail[fam_tail.len()..].starts_with('_')
+                    && p != precision
+                {
+                    return Some(format!(
+                        "named for precision `{p}`, this API's precision is `{precision}`"
+                    ));
+                }
+            }
+        }
+        None
+    }
 }
 
 /// A library's whole index at one pinned version.
@@ -927,5 +974,58 @@ impl FactCheckCount {
         self.answers += o.answers;
         self.claims += o.claims;
         self.contradicted += o.contradicted;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api(name: &str, family: &str, precision: &str) -> ApiFunction {
+        ApiFunction {
+            name: name.into(),
+            family: family.into(),
+            precision: precision.into(),
+            variants: vec![],
+            file: String::new(),
+            line: 0,
+        }
+    }
+
+    #[test]
+    fn kernels_named_for_another_precision_do_not_run() {
+        let naming = ApiNaming {
+            prefix: "rocblas_".into(),
+            precisions: ["s", "d", "c", "z", "h", "cs", "zd"]
+                .map(String::from)
+                .to_vec(),
+        };
+        let sscal = api("rocblas_sscal", "scal", "s");
+        let why = sscal.kernel_for_other_precision(&naming, "rocblas_hscal_mlt_4_kernel");
+        assert_eq!(
+            why.as_deref(),
+            Some("named for precision `h`, this API's precision is `s`")
+        );
+        for runs in [
+            "rocblas_sscal_2_kernel",
+            "rocblas_scal_kernel",
+            "rocblas_gemv_kernel",
+        ] {
+            assert_eq!(
+                sscal.kernel_for_other_precision(&naming, runs),
+                None,
+                "{runs}"
+            );
+        }
+        let batched = api("rocblas_saxpy_strided_batched_64", "axpy", "s");
+        assert!(batched
+            .kernel_for_other_precision(&naming, "rocblas_haxpy_mlt_8_kernel")
+            .is_some());
+        // No precision, no rule.
+        let generic = api("rocblas_axpy_ex", "axpy", "");
+        assert_eq!(
+            generic.kernel_for_other_precision(&naming, "rocblas_haxpy_mlt_8_kernel"),
+            None
+        );
     }
 }

@@ -64,6 +64,7 @@ fn planned(lib: &str) -> &'static Planned {
     static PLANS: OnceLock<BTreeMap<String, Planned>> = OnceLock::new();
     let plans = PLANS.get_or_init(|| {
         let l = layout();
+        let project = ProjectFile::load(&l.project_file()).unwrap();
         let mut out = BTreeMap::new();
         for (lib, version, pair) in [
             ("rocblas", "6.4.4", None),
@@ -92,6 +93,7 @@ fn planned(lib: &str) -> &'static Planned {
                 limit: None,
                 shard: None,
                 limits: rocqa::slice::SliceLimits::default(),
+                naming: project.library(lib).unwrap().naming(),
             };
             let p = plan_run(&plan, &graph, &indexes, &scope, &trees, &templates()).unwrap();
             out.insert(lib.to_string(), p);
@@ -430,4 +432,42 @@ fn solver_slices_that_call_rocblas_show_the_kernel_they_reach() {
     }
     println!("rocsolver: {calling} slices reach a rocBLAS kernel, {showing} show it");
     assert_eq!(showing, calling);
+}
+
+#[test]
+fn question_targets_run_for_the_api_they_are_asked_about() {
+    let l = layout();
+    let project = ProjectFile::load(&l.project_file()).unwrap();
+    for (lib, version) in [("rocblas", "6.4.4"), ("rocsolver", "6.4.3")] {
+        let naming = project.library(lib).unwrap().naming();
+        let (index, _) = load(lib, version);
+        let p = planned(lib);
+        let (mut targets, mut wrong) = (0, Vec::new());
+        for s in p.slices.values().filter(|s| !s.focus.target.is_empty()) {
+            targets += 1;
+            let api = index
+                .api
+                .iter()
+                .find(|a| a.name == s.api)
+                .expect("slice API indexed");
+            if let Some(why) = api.kernel_for_other_precision(&naming, &s.focus.target) {
+                wrong.push(format!("{}: {} ({why})", s.id, s.focus.target));
+            }
+        }
+        println!(
+            "{lib}: {targets} targets, {} named for another precision",
+            wrong.len()
+        );
+        assert!(wrong.is_empty(), "{lib}: {wrong:?}");
+    }
+    // scal's base slice (asked about rocblas_sscal) aims at a kernel sscal launches, not
+    // the half-precision rocblas_hscal_mlt_4_kernel behind `if constexpr(using_rocblas_half)`
+    // (library/src/blas1/rocblas_scal_kernels.hpp:251-253).
+    let scal = planned("rocblas")
+        .slices
+        .values()
+        .find(|s| s.api == "rocblas_sscal" && s.variant.is_empty())
+        .expect("scal base slice");
+    assert!(!scal.focus.target.is_empty());
+    assert_ne!(scal.focus.target, "rocblas_hscal_mlt_4_kernel");
 }

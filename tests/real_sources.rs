@@ -469,6 +469,7 @@ fn dry_run_prompts_cover_the_in_scope_families_and_every_category() {
             limit: None,
             shard: None,
             limits: rocqa::slice::SliceLimits::default(),
+            naming: project.library(lib).unwrap().naming(),
         };
         let planned = plan_run(&plan, &graph, &indexes, &scope, &trees, &templates).unwrap();
         let cats: std::collections::BTreeSet<&str> = planned

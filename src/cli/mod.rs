@@ -862,6 +862,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
                     project.extract.max_piece_tokens.min(b)
                 }),
         },
+        naming: project.library(&lib)?.naming(),
     };
     let graph = CodeGraph::new(&main.index, pair.as_ref().map(|p| &p.0.index), &main.scope);
     let mut indexes = vec![&main.index];

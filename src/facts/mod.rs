@@ -25,8 +25,8 @@ use regex::Regex;
 
 use crate::index::ExpandedTree;
 use crate::model::{
-    ApiFacts, EdgeKind, Fact, FactKind, FactTable, GraphNode, InterfaceGraph, LibraryIndex,
-    NodeKind, SymbolKind,
+    ApiFacts, ApiNaming, EdgeKind, Fact, FactKind, FactTable, GraphNode, InterfaceGraph,
+    LibraryIndex, NodeKind, SymbolKind,
 };
 use code::{eval_int, split_args, tidy, Body, Scanner, Text};
 
@@ -225,10 +225,8 @@ fn kernel_template_args(kexpr: &str) -> Vec<String> {
 /// Reads the facts of one API function off its interface graph.
 pub struct FactReader<'a> {
     code: &'a CodeText,
-    /// Precision prefixes of the library's API names (`s`, `d`, `c`, `z`, `h`, ...).
-    precisions: Vec<String>,
-    /// The API name prefix (`rocblas_`).
-    prefix: String,
+    /// How the library's API names are made (prefix, precisions).
+    naming: ApiNaming,
 }
 
 /// Where a value of a template parameter comes from: the node and its parameters.
@@ -240,8 +238,10 @@ impl<'a> FactReader<'a> {
     pub fn new(code: &'a CodeText, prefix: &str, precisions: &[String]) -> FactReader<'a> {
         FactReader {
             code,
-            precisions: precisions.to_vec(),
-            prefix: prefix.to_string(),
+            naming: ApiNaming {
+                prefix: prefix.to_string(),
+                precisions: precisions.to_vec(),
+            },
         }
     }
 
@@ -255,7 +255,7 @@ impl<'a> FactReader<'a> {
         // Launches first: they decide which kernels run and with which parameters.
         for e in g.edges.iter().filter(|e| e.kind == EdgeKind::Launch) {
             let (from, to) = (&g.nodes[e.from], &g.nodes[e.to]);
-            if let Some(why) = self.other_precision(&g.api.name, &g.api.precision, &to.name) {
+            if let Some(why) = g.api.kernel_for_other_precision(&self.naming, &to.name) {
                 excluded.push(format!("{} at {}:{}: {why}", to.name, e.file, e.line));
                 continue;
             }
@@ -397,37 +397,6 @@ impl<'a> FactReader<'a> {
         let out = common.unwrap_or_default();
         memo.insert(i, out.clone());
         out
-    }
-
-    /// Why a kernel named for another precision than the API's does not run for it.
-    fn other_precision(&self, api: &str, precision: &str, kernel: &str) -> Option<String> {
-        if precision.is_empty() {
-            return None;
-        }
-        let fam_tail = api
-            .strip_prefix(&self.prefix)?
-            .strip_prefix(precision)?
-            .split("_batched")
-            .next()?
-            .split("_strided")
-            .next()?
-            .trim_end_matches("_64");
-        let rest = kernel.strip_prefix(&self.prefix)?;
-        let mut ps: Vec<&String> = self.precisions.iter().collect();
-        ps.sort_by_key(|p| std::cmp::Reverse(p.len()));
-        for p in ps {
-            if let Some(tail) = rest.strip_prefix(p.as_str()) {
-                if tail.starts_with(fam_tail)
-                    && tail[fam_tail.len()..].starts_with('_')
-                    && p != precision
-                {
-                    return Some(format!(
-                        "named for precision `{p}`, this API's precision is `{precision}`"
-                    ));
-                }
-            }
-        }
-        None
     }
 
     /// Values of a node's non-type template parameters, read off the template
