@@ -707,7 +707,19 @@ fn normalize(p: &Path) -> String {
 
 /// Files under the tree with an indexed extension, in scope, sorted.
 fn list_files(tree: &Path, cfg: &LibraryConfig, scope: &Scope) -> Vec<String> {
-    let mut out: Vec<String> = walkdir::WalkDir::new(tree)
+    tree_files(tree, tree, &cfg.extensions, scope)
+}
+
+/// Files under `dir` (inside `tree`) whose extension is one of `extensions`, as paths
+/// relative to `tree`, in scope, sorted; hidden folders are skipped. The fast index
+/// and the precise one list their files by this one walk.
+pub(crate) fn tree_files(
+    tree: &Path,
+    dir: &Path,
+    extensions: &[String],
+    scope: &Scope,
+) -> Vec<String> {
+    let mut out: Vec<String> = walkdir::WalkDir::new(dir)
         .into_iter()
         .filter_entry(|e| {
             !e.file_name()
@@ -722,8 +734,7 @@ fn list_files(tree: &Path, cfg: &LibraryConfig, scope: &Scope) -> Vec<String> {
             e.path()
                 .extension()
                 .and_then(|x| x.to_str())
-                .map(|x| cfg.extensions.iter().any(|y| y == x))
-                .unwrap_or(false)
+                .is_some_and(|x| extensions.iter().any(|y| y == x))
         })
         .filter_map(|e| {
             e.path()

@@ -129,22 +129,7 @@ pub fn pair_headers(sources: &Path, pair: Option<(&str, &str)>) -> Option<PathBu
 
 /// The translation units of a tree: its `.cpp` files under `library/src`, in scope.
 pub fn units(tree: &Path, scope: &Scope) -> Vec<String> {
-    let src = tree.join("library/src");
-    let mut out: Vec<String> = walkdir::WalkDir::new(&src)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .filter(|e| e.path().extension().and_then(|x| x.to_str()) == Some("cpp"))
-        .filter_map(|e| {
-            e.path()
-                .strip_prefix(tree)
-                .ok()
-                .map(|p| p.to_string_lossy().replace('\\', "/"))
-        })
-        .filter(|rel| scope.path_in(rel))
-        .collect();
-    out.sort();
-    out
+    super::tree_files(tree, &tree.join("library/src"), &["cpp".to_string()], scope)
 }
 
 impl PreciseSetup<'_> {
