@@ -11,7 +11,10 @@ use rocqa::config::{Layout, ProjectFile, Scope};
 use rocqa::graph::{compare, CodeGraph};
 use rocqa::index::precise::{index_precise, pair_headers, units, PreciseSetup, PreciseStats};
 use rocqa::index::{index_tree, with_build_defines};
-use rocqa::model::{EdgeKind, GraphNode, InterfaceGraph, LibraryIndex, NodeKind};
+use rocqa::model::{EdgeKind, InterfaceGraph, LibraryIndex, NodeKind};
+
+mod common;
+use common::traced::{assert_at, edge, node, strsm_three_ways_to_gemm};
 
 fn layout() -> Layout {
     Layout {
@@ -100,43 +103,6 @@ fn graphs(lib: &str, version: &str, api: &str) -> (InterfaceGraph, InterfaceGrap
     (fast.interface(a), precise.interface(a), stats)
 }
 
-fn node<'g>(g: &'g InterfaceGraph, name: &str) -> &'g GraphNode {
-    g.nodes.iter().find(|n| n.name == name).unwrap_or_else(|| {
-        panic!(
-            "{name} not in the precise graph of {}; nodes: {:?}",
-            g.api.name,
-            g.nodes.iter().map(|n| &n.name).collect::<Vec<_>>()
-        )
-    })
-}
-
-fn edge(g: &InterfaceGraph, from: &str, to: &str) -> (EdgeKind, String, u32) {
-    g.edges
-        .iter()
-        .find(|e| g.nodes[e.from].name == from && g.nodes[e.to].name == to)
-        .map(|e| (e.kind, e.file.clone(), e.line))
-        .unwrap_or_else(|| {
-            panic!(
-                "no edge {from} -> {to} in the precise graph of {}",
-                g.api.name
-            )
-        })
-}
-
-/// FACTS.md cites a definition by a line of its header; the node must span it.
-fn assert_at(n: &GraphNode, file: &str, line: u32) {
-    assert_eq!(n.file, file, "{} file", n.name);
-    assert!(
-        n.start_line <= line && line <= n.line.max(n.start_line),
-        "{} at {}:{}-{} (name line {}), expected to cover line {line}",
-        n.name,
-        n.file,
-        n.start_line,
-        n.end_line,
-        n.line
-    );
-}
-
 fn kernels(g: &InterfaceGraph) -> Vec<&str> {
     g.nodes
         .iter()
@@ -163,7 +129,7 @@ fn same_kernels(fast: &InterfaceGraph, precise: &InterfaceGraph) {
 fn sscal_path_as_traced() {
     let (fast, g, stats) = graphs("rocblas", "6.4.4", "rocblas_sscal");
     assert_eq!(stats.failed, 0, "{:?}", stats.problems);
-    let (kind, file, line) = edge(&g, "rocblas_sscal", "rocblas_sscal");
+    let (kind, file, line, _) = edge(&g, "rocblas_sscal", "rocblas_sscal");
     assert_eq!(
         (kind, file.as_str(), line),
         (EdgeKind::Entry, "library/src/blas1/rocblas_scal.cpp", 27)
@@ -185,7 +151,7 @@ fn sscal_path_as_traced() {
     );
     let k = node(&g, "rocblas_scal_kernel");
     assert_eq!((k.kind, k.start_line, k.line), (NodeKind::Kernel, 26, 28));
-    let (kind, file, line) = edge(&g, "rocblas_internal_scal_launcher", "rocblas_scal_kernel");
+    let (kind, file, line, _) = edge(&g, "rocblas_internal_scal_launcher", "rocblas_scal_kernel");
     assert_eq!(
         (kind, file.as_str(), line),
         (
@@ -223,7 +189,7 @@ fn dgemv_path_as_traced() {
     );
     edge(&g, "rocblas_gemv_impl", "rocblas_internal_gemv_launcher");
     // Launched through the function-local macro gemvn_KARGS, expanded by clang.
-    let (kind, file, line) = edge(&g, "rocblas_internal_gemv_launcher", "rocblas_gemvn_kernel");
+    let (kind, file, line, _) = edge(&g, "rocblas_internal_gemv_launcher", "rocblas_gemvn_kernel");
     assert_eq!(
         (kind, file.as_str(), line),
         (
@@ -243,40 +209,13 @@ fn dgemv_path_as_traced() {
 #[test]
 fn strsm_paths_as_traced() {
     let (_, g, _) = graphs("rocblas", "6.4.4", "rocblas_strsm");
-    assert_at(
-        node(&g, "rocblas_trsm_ex_impl"),
-        "library/src/blas3/rocblas_trsm_imp.hpp",
-        55,
-    );
-    assert_at(
-        node(&g, "rocblas_internal_trsm_template"),
-        "library/src/blas3/rocblas_trsm_kernels.cpp",
-        32,
-    );
-    assert_at(
-        node(&g, "rocblas_internal_trsm_launcher"),
-        "library/src/blas3/rocblas_trsm_kernels.hpp",
-        3723,
-    );
-    for way in [
-        "rocblas_trsm_small",
-        "rocblas_trtri_trsm_template",
-        "special_trsm_template",
-        "rocblas_trsm_left",
-    ] {
-        edge(&g, "rocblas_internal_trsm_launcher", way);
-    }
-    let gemm = node(&g, "rocblas_internal_gemm");
-    assert_eq!(gemm.file, "library/src/blas3/Tensile/gemm_templates.cpp");
-    for caller in ["special_trsm_template", "rocblas_trsm_left"] {
-        edge(&g, caller, "rocblas_internal_gemm");
-    }
+    strsm_three_ways_to_gemm(&g);
 }
 
 #[test]
 fn sgetrf_path_as_traced_and_into_rocblas() {
     let (fast, g, _) = graphs("rocsolver", "6.4.3", "rocsolver_sgetrf");
-    let (kind, file, _) = edge(&g, "rocsolver_sgetrf", "rocsolver_sgetrf");
+    let (kind, file, _, _) = edge(&g, "rocsolver_sgetrf", "rocsolver_sgetrf");
     assert_eq!(
         (kind, file.as_str()),
         (EdgeKind::Entry, "library/src/lapack/roclapack_getrf.cpp")

@@ -3,6 +3,8 @@
 //! slice in the prompt the way a good model would.
 #![allow(dead_code)]
 
+pub mod traced;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
