@@ -42,13 +42,15 @@ fn sscal_launches_with_nb_256_and_never_the_half_kernel() {
     // threads(NB); if(rocblas_pointer_mode_device == handle->pointer_mode)
     // ROCBLAS_LAUNCH_KERNEL((rocblas_sscal_2_kernel<NB, T, Tex>), grid, threads, 0, ...);
     // NB is ROCBLAS_SCAL_NB (256), passed by rocblas_scal_kernels.cpp:42.
+    // `using_rocblas_float` (:199-200, Tex and T are float) is true for sscal: only
+    // `incx == 1` is left of that test.
     let l = find(&f, FactKind::Launch, "rocblas_sscal_2_kernel", SCAL_K, 216);
     assert!(l.values["block"].contains("NB = 256"), "{:?}", l.values);
     assert_eq!(l.values["lds"], "0 bytes");
     assert_eq!(
         l.conditions,
         [
-            "using_rocblas_float && incx == 1",
+            "incx == 1",
             "rocblas_pointer_mode_device == handle->pointer_mode"
         ]
     );
@@ -102,10 +104,36 @@ fn sscal_launches_with_nb_256_and_never_the_half_kernel() {
 #[test]
 fn saxpy_resolves_local_constants_and_checks() {
     let f = facts("rocblas", "rocblas_saxpy");
-    // rocblas_axpy_kernels.hpp:438-444: constexpr int DIM_X = 128; constexpr int DIM_Y = 8;
-    // dim3 threads(DIM_X, DIM_Y); launch of rocblas_axpy_kernel_batched in device mode.
-    let l = find(
+    // rocblas_axpy_kernels.hpp:432: `else if(batch_count > 8192 && using_rocblas_float)`.
+    // rocblas_axpy_imp.hpp:91 fixes batch_count_1 = 1 and passes it down (:132-144), so
+    // rocblas_saxpy never launches rocblas_axpy_kernel_batched: not a fact of it.
+    assert!(f
+        .facts
+        .iter()
+        .all(|x| x.subject != "rocblas_axpy_kernel_batched"));
+    assert!(
+        f.excluded
+            .iter()
+            .any(|x| x.starts_with("rocblas_axpy_kernel_batched") && x.contains("batch_count = 1")),
+        "{:?}",
+        f.excluded
+    );
+    // The non-unit-stride default kernel (:469) is left: `not (unit_inc)`, what remains
+    // of the else chain once using_rocblas_half is false and using_rocblas_float true.
+    let d = find(
         &f,
+        FactKind::Launch,
+        "rocblas_axpy_kernel",
+        "library/src/blas1/rocblas_axpy_kernels.hpp",
+        469,
+    );
+    assert_eq!(d.conditions[0], "not (unit_inc)");
+    // rocblas_saxpy_strided_batched takes a run-time batch_count: there the batched kernel
+    // (:438-444: constexpr int DIM_X = 128; constexpr int DIM_Y = 8; dim3 threads(DIM_X,
+    // DIM_Y)) is a launch, under its threshold.
+    let f_sb = facts("rocblas", "rocblas_saxpy_strided_batched");
+    let l = find(
+        &f_sb,
         FactKind::Launch,
         "rocblas_axpy_kernel_batched",
         "library/src/blas1/rocblas_axpy_kernels.hpp",
@@ -116,10 +144,24 @@ fn saxpy_resolves_local_constants_and_checks() {
         "{:?}",
         l.values
     );
-    // rocblas_axpy.hpp:100-113.
+    assert!(
+        l.conditions.iter().any(|c| c == "batch_count > 8192"),
+        "{:?}",
+        l.conditions
+    );
+    // rocblas_axpy.hpp:100-113; batch_count is 1 for rocblas_saxpy, so of the quick
+    // return's `n <= 0 || batch_count <= 0` only `n <= 0` can hold.
     let a = "library/src/blas1/rocblas_axpy.hpp";
     let q = find(&f, FactKind::QuickReturn, "rocblas_status_success", a, 100);
-    assert_eq!(q.values["condition"], "n <= 0 || batch_count <= 0");
+    assert_eq!(q.values["condition"], "n <= 0");
+    let qb = find(
+        &f_sb,
+        FactKind::QuickReturn,
+        "rocblas_status_success",
+        a,
+        100,
+    );
+    assert_eq!(qb.values["condition"], "n <= 0 || batch_count <= 0");
     let p = find(
         &f,
         FactKind::ArgCheck,
@@ -183,18 +225,41 @@ fn sgetrf_calls_into_rocblas() {
 #[test]
 fn sdot_batched_threshold_and_block_sizes_by_architecture() {
     let f = facts("rocblas", "rocblas_sdot");
+    let fb = facts("rocblas", "rocblas_sdot_batched");
     let k = "library/src/blas1/rocblas_dot_kernels.hpp";
     // rocblas_dot_kernels.hpp:385-407: if(n <= 1024 && batch_count >= 256), NB_Y = 4 and,
     // on gfx10/11/12 (arch_major 10, 11 or 12: a device property), NB_X = 32;
-    // dim3 threads(NB_X, NB_Y); rocblas_dot_batched_4_kernel launched at 399.
-    let small = find(&f, FactKind::Launch, "rocblas_dot_batched_4_kernel", k, 399);
+    // dim3 threads(NB_X, NB_Y); rocblas_dot_batched_4_kernel launched at 399. rocblas_sdot
+    // passes batch_count = 1 (rocblas_dot_imp.hpp:150-151): never for it, only for the
+    // batched forms.
+    assert!(f
+        .facts
+        .iter()
+        .all(|x| x.subject != "rocblas_dot_batched_4_kernel"));
+    assert!(f
+        .excluded
+        .iter()
+        .any(|x| x.starts_with("rocblas_dot_batched_4_kernel") && x.contains("batch_count = 1")));
+    let small = find(
+        &fb,
+        FactKind::Launch,
+        "rocblas_dot_batched_4_kernel",
+        k,
+        399,
+    );
     assert_eq!(
         small.conditions,
         ["n <= 1024 && batch_count >= 256", "is_arch_10_or_11_or_12"]
     );
     assert_eq!(small.values["block_threads"], "128");
     // :421-424: the other architectures, NB_X = 64 (256 threads).
-    let other = find(&f, FactKind::Launch, "rocblas_dot_batched_4_kernel", k, 424);
+    let other = find(
+        &fb,
+        FactKind::Launch,
+        "rocblas_dot_batched_4_kernel",
+        k,
+        424,
+    );
     assert_eq!(other.conditions[1], "not (is_arch_10_or_11_or_12)");
     assert_eq!(other.values["block_threads"], "256");
     // :459-484: up to the single-block threshold one block of NB_OB = 1024 threads; unit
@@ -205,7 +270,8 @@ fn sdot_batched_threshold_and_block_sizes_by_architecture() {
         "{:?}",
         one.values
     );
-    assert_eq!(one.conditions[1], "n <= single_block_threshold");
+    // The batched-4 test before it (:385) is false for sdot and drops out.
+    assert_eq!(one.conditions[0], "n <= single_block_threshold");
     // :627-629: the second pass runs only when the first left more than one block, with
     // NB = ROCBLAS_DOT_NB = 512 (rocblas_dot_kernels.cpp:42 passes it).
     let r = find(&f, FactKind::Launch, "rocblas_dot_kernel_reduce", k, 629);
@@ -215,9 +281,11 @@ fn sdot_batched_threshold_and_block_sizes_by_architecture() {
     // NB has no single value, so none is stated.
     let b = find(&f, FactKind::LaunchBounds, "rocblas_dot_kernel", k, 173);
     assert!(!b.values.contains_key("value"), "{:?}", b.values);
-    // :353-370: quick return for n <= 0 || batch_count == 0.
+    // :353-370: quick return for n <= 0 || batch_count == 0 (for sdot batch_count is 1).
     let q = find(&f, FactKind::QuickReturn, "rocblas_status_success", k, 353);
-    assert_eq!(q.values["condition"], "n <= 0 || batch_count == 0");
+    assert_eq!(q.values["condition"], "n <= 0");
+    let qb = find(&fb, FactKind::QuickReturn, "rocblas_status_success", k, 353);
+    assert_eq!(qb.values["condition"], "n <= 0 || batch_count == 0");
 }
 
 #[test]
@@ -233,23 +301,25 @@ fn sger_lds_block_and_checks() {
     assert_eq!(y.values["elements"], "64");
     let l = find(&f, FactKind::Launch, "rocblas_ger_kernel", k, 421);
     assert_eq!(l.values["block_dims"], "32, 32");
-    // :394-400: float with m > 1024 takes rocblas_sger_kernel, DIM_X = 1024.
+    // :394-400: float with m > 1024 takes rocblas_sger_kernel, DIM_X = 1024; `is_float`
+    // is true for sger, so `m > 1024` is what is left.
     let s = find(&f, FactKind::Launch, "rocblas_sger_kernel", k, 400);
     assert!(
-        s.conditions.iter().any(|c| c == "is_float && m > 1024"),
+        s.conditions.iter().any(|c| c == "m > 1024"),
         "{:?}",
         s.conditions
     );
     assert_eq!(s.values["block_threads"], "1024");
-    // rocblas_ger.hpp:49-53: sizes first, then the quick return.
+    // rocblas_ger.hpp:49-53: sizes first, then the quick return; batch_count < 0 can
+    // not hold for the non-batched API (batch_count = 1).
     let a = "library/src/blas2/rocblas_ger.hpp";
     let c = find(&f, FactKind::ArgCheck, "rocblas_status_invalid_size", a, 49);
     assert_eq!(
         c.values["condition"],
-        "m < 0 || n < 0 || !incx || !incy || lda < m || lda < 1 || batch_count < 0"
+        "m < 0 || n < 0 || !incx || !incy || lda < m || lda < 1"
     );
     let q = find(&f, FactKind::QuickReturn, "rocblas_status_success", a, 52);
-    assert_eq!(q.values["condition"], "!m || !n || !batch_count");
+    assert_eq!(q.values["condition"], "!m || !n");
     // :58-61: alpha == 0 returns early only in host pointer mode.
     let z = find(&f, FactKind::QuickReturn, "rocblas_status_success", a, 60);
     assert_eq!(
@@ -342,11 +412,9 @@ fn isamax_two_pass_reduction() {
         a,
         111,
     );
+    // batch_count is 1 for the non-batched API.
     let q = find(&f, FactKind::QuickReturn, "rocblas_status_success", a, 117);
-    assert_eq!(
-        q.values["condition"],
-        "n <= 0 || incx <= 0 || batch_count <= 0"
-    );
+    assert_eq!(q.values["condition"], "n <= 0 || incx <= 0");
 }
 
 #[test]
@@ -384,20 +452,26 @@ fn sgetf2_specialized_kernels_under_their_run_time_choice() {
     // :638-644: the pivot search per column, dim3 threadsMax(IAMAX_THDS, 1, 1) = 1024.
     let m = find(&f, FactKind::Launch, "getf2_iamax", g, 640);
     assert_eq!(m.values["block_threads"], "1024");
-    assert_eq!(m.conditions.last().map(String::as_str), Some("pivot"));
+    // `if(pivot)` (:640) is decided: rocsolver_sgetf2 passes pivot = true
+    // (roclapack_getf2.cpp), so only the column loop is left around the launch.
+    assert!(
+        m.conditions.iter().all(|c| c != "pivot"),
+        "{:?}",
+        m.conditions
+    );
+    assert_eq!(
+        m.conditions.last().map(String::as_str),
+        Some("loop: for (I j = 0; j < dim; ++j)")
+    );
     // :604-613: behind #ifdef OPTIMAL (the build defines it), select_spkernel picks the
     // specialized small-matrix kernels at run time (spker == 1): a condition of the
-    // launches inside getf2_run_small, which the call site passes on.
+    // launches inside getf2_run_small, which the call site passes on. `I` is rocblas_int
+    // for rocsolver_sgetf2, so the `!std::is_same<I, int64_t>::value` part is true and
+    // drops out.
     let s = f
         .facts
         .iter()
         .find(|x| x.kind == FactKind::Launch && x.subject == "getf2_small_kernel")
         .expect("getf2_small_kernel is launched");
-    assert_eq!(
-        &s.conditions[..2],
-        [
-            "!std::is_same<I, int64_t>::value && spker > 0",
-            "spker == 1"
-        ]
-    );
+    assert_eq!(&s.conditions[..2], ["spker > 0", "spker == 1"]);
 }

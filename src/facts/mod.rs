@@ -13,7 +13,9 @@
 //! API's is left out (listed in `excluded`), and a run-time choice (a size, the pointer
 //! mode, a device property) stays a condition of the fact, never dropped.
 
+pub mod bind;
 pub mod code;
+pub mod eval;
 pub mod qa;
 
 use std::cell::RefCell;
@@ -28,7 +30,9 @@ use crate::model::{
     ApiFacts, ApiNaming, EdgeKind, Fact, FactKind, FactTable, GraphNode, InterfaceGraph,
     LibraryIndex, NodeKind, SymbolKind,
 };
+use bind::Binder;
 use code::{eval_int, split_args, tidy, Body, Scanner, Text};
+use eval::{condition, known_names, Truth};
 
 /// A file of a library: `(lib, file)`.
 type FileKey = (String, String);
@@ -249,9 +253,9 @@ impl<'a> FactReader<'a> {
     pub fn read(&self, g: &InterfaceGraph) -> ApiFacts {
         let mut facts = Vec::new();
         let mut excluded = Vec::new();
-        let mut values: HashMap<usize, ParamValues> = HashMap::new();
+        let binder = Binder::new(self.code, g);
         let mut kernel_values: HashMap<usize, Vec<ParamValues>> = HashMap::new();
-        let mut reached: HashMap<usize, Vec<String>> = HashMap::new();
+        let mut reached: HashMap<usize, Option<Vec<String>>> = HashMap::new();
         // Launches first: they decide which kernels run and with which parameters.
         for e in g.edges.iter().filter(|e| e.kind == EdgeKind::Launch) {
             let (from, to) = (&g.nodes[e.from], &g.nodes[e.to]);
@@ -259,14 +263,21 @@ impl<'a> FactReader<'a> {
                 excluded.push(format!("{} at {}:{}: {why}", to.name, e.file, e.line));
                 continue;
             }
-            let pv = values
-                .entry(e.from)
-                .or_insert_with(|| self.param_values(g, e.from, 0))
-                .clone();
             // What must hold for the API to reach the launching function at all (a
             // size threshold or device property tested by a caller) comes first.
-            let reach = self.reach_conditions(g, e.from, &mut reached, 0);
-            for (mut f, kv) in self.launch_facts(from, to, &pv) {
+            let Some(reach) = self.reach_conditions(g, &binder, e.from, &mut reached, 0) else {
+                excluded.push(format!(
+                    "{} at {}:{}: {} is never called by this API (every call site's condition is false for it)",
+                    to.name, e.file, e.line, from.name
+                ));
+                continue;
+            };
+            let pv = template_values(&binder, e.from);
+            for (mut f, kv, dead) in self.launch_facts(&binder, e.from, from, to, &pv) {
+                if let Some(why) = dead {
+                    excluded.push(format!("{} at {}:{}: {why}", to.name, f.file, f.line));
+                    continue;
+                }
                 kernel_values.entry(e.to).or_default().push(kv);
                 if !reach.is_empty() {
                     f.conditions.splice(0..0, reach.iter().cloned());
@@ -287,9 +298,20 @@ impl<'a> FactReader<'a> {
                         continue;
                     }
                     let kv = agreed(kernel_values.get(&i).map(Vec::as_slice).unwrap_or(&[]));
-                    facts.extend(self.device_facts(n, &kv));
+                    facts.extend(self.device_facts(&binder, i, n, &kv));
                 }
-                NodeKind::Function => facts.extend(self.host_facts(n)),
+                NodeKind::Function => {
+                    // A function every call site of which is dead for this API says
+                    // nothing about it.
+                    if i > 1
+                        && self
+                            .reach_conditions(g, &binder, i, &mut reached, 0)
+                            .is_none()
+                    {
+                        continue;
+                    }
+                    facts.extend(self.host_facts(&binder, i, n))
+                }
                 _ => {}
             }
         }
@@ -340,22 +362,29 @@ impl<'a> FactReader<'a> {
     }
 
     /// The conditions under which the API reaches node `i`: those of its caller's, then
-    /// those around the call, outermost first. Where several call sites reach it, only
-    /// what all of them share (their common leading conditions) is kept.
+    /// those around the call, outermost first, each read with what the API fixes
+    /// there (decided parts dropped). Where several call sites reach it, only what all
+    /// of them share (their common leading conditions) is kept; a call site whose
+    /// condition is false for this API does not reach it, and `None` says none does.
     fn reach_conditions(
         &self,
         g: &InterfaceGraph,
+        binder: &Binder,
         i: usize,
-        memo: &mut HashMap<usize, Vec<String>>,
+        memo: &mut HashMap<usize, Option<Vec<String>>>,
         depth: u32,
-    ) -> Vec<String> {
+    ) -> Option<Vec<String>> {
         if let Some(c) = memo.get(&i) {
             return c.clone();
         }
+        if !binder.reached(i) {
+            memo.insert(i, None);
+            return None;
+        }
         // A cycle or a deep chain: nothing known beyond this point.
-        memo.insert(i, Vec::new());
+        memo.insert(i, Some(Vec::new()));
         if depth > 16 {
-            return Vec::new();
+            return Some(Vec::new());
         }
         let callers: Vec<&crate::model::GraphEdge> = g
             .edges
@@ -370,9 +399,13 @@ impl<'a> FactReader<'a> {
             })
             .collect();
         let mut common: Option<Vec<String>> = None;
+        let mut any_caller = false;
         for e in &callers {
+            any_caller = true;
             let caller = &g.nodes[e.from];
-            let mut conds = self.reach_conditions(g, e.from, memo, depth + 1);
+            let Some(mut conds) = self.reach_conditions(g, binder, e.from, memo, depth + 1) else {
+                continue;
+            };
             // Several sites in one caller: their conditions are not all known.
             if e.sites == 1 {
                 if let Some((t, b)) = self.code.body(caller) {
@@ -381,7 +414,11 @@ impl<'a> FactReader<'a> {
                         + line
                             .find(g.nodes[i].name.as_str())
                             .unwrap_or(line.len() - line.trim_start().len());
-                    conds.extend(b.conds_at(at).0);
+                    let env = binder.env_at(e.from, at);
+                    match decided(&b.conds_at(at).0, &env) {
+                        Ok(open) => conds.extend(open),
+                        Err(_) => continue,
+                    }
                 }
             }
             common = Some(match common {
@@ -394,79 +431,42 @@ impl<'a> FactReader<'a> {
                     .collect(),
             });
         }
-        let out = common.unwrap_or_default();
+        let out = match common {
+            Some(c) => Some(c),
+            // Every caller's call is dead for this API.
+            None if any_caller => None,
+            None => Some(Vec::new()),
+        };
         memo.insert(i, out.clone());
         out
     }
 
-    /// Values of a node's non-type template parameters, read off the template
-    /// arguments its callers in the graph pass (when all of them agree).
-    fn param_values(&self, g: &InterfaceGraph, node: usize, depth: u32) -> ParamValues {
-        let mut out = ParamValues::new();
-        let n = &g.nodes[node];
-        let Some((t, b)) = self.code.body(n) else {
-            return out;
-        };
-        let name_at = t.s[..b.open]
-            .rfind(&n.name)
-            .unwrap_or(t.offset(n.start_line));
-        let params = template_params(&t, t.offset(n.start_line), name_at);
-        if params.iter().all(|(_, v)| !v) || depth > 3 {
-            return out;
-        }
-        let callers: Vec<&crate::model::GraphEdge> = g
-            .edges
-            .iter()
-            .filter(|e| e.to == node && matches!(e.kind, EdgeKind::Call | EdgeKind::MacroCall))
-            .collect();
-        let mut per_param: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for e in &callers {
-            let caller = &g.nodes[e.from];
-            let Some(ct) = self.code.text(&caller.lib, &e.file) else {
-                continue;
-            };
-            let line = ct.line(e.line);
-            let Some(args) = call_template_args(line, &n.name) else {
-                continue;
-            };
-            let up = if depth < 3 {
-                self.param_values(g, e.from, depth + 1)
-            } else {
-                ParamValues::new()
-            };
-            for (k, (p, is_value)) in params.iter().enumerate() {
-                if !is_value {
-                    continue;
-                }
-                if let Some(a) = args.get(k) {
-                    let v = substitute(a, &up);
-                    per_param.entry(p.clone()).or_default().insert(v);
-                }
-            }
-        }
-        for (p, vs) in per_param {
-            if vs.len() == 1 {
-                let v = vs.into_iter().next().unwrap_or_default();
-                if let Some(x) = eval_int(&v) {
-                    out.insert(p, x.to_string());
-                }
-            }
-        }
-        out
-    }
-
+    /// Every launch of `to` in `from`, with the reason it never runs for this API where
+    /// its conditions are false for it.
     fn launch_facts(
         &self,
+        binder: &Binder,
+        i: usize,
         from: &GraphNode,
         to: &GraphNode,
         pv: &ParamValues,
-    ) -> Vec<(Fact, ParamValues)> {
+    ) -> Vec<(Fact, ParamValues, Option<String>)> {
         let Some((t, b)) = self.code.body(from) else {
             return Vec::new();
         };
         launches_in(&t, b.open, b.close, &to.name)
             .into_iter()
-            .map(|(line, la)| self.launch_fact(from, to, &t, &b, line, la, pv))
+            .map(|(line, la)| {
+                let env = binder.env_at(i, la.start);
+                let (mut f, kv) = self.launch_fact(from, to, &t, &b, line, la, pv);
+                match decided(&f.conditions, &env) {
+                    Ok(open) => {
+                        f.conditions = open;
+                        (f, kv, None)
+                    }
+                    Err(why) => (f, kv, Some(why)),
+                }
+            })
             .collect()
     }
 
@@ -564,7 +564,13 @@ impl<'a> FactReader<'a> {
         )
     }
 
-    fn device_facts(&self, n: &GraphNode, kv: &ParamValues) -> Vec<Fact> {
+    fn device_facts(
+        &self,
+        binder: &Binder,
+        i: usize,
+        n: &GraphNode,
+        kv: &ParamValues,
+    ) -> Vec<Fact> {
         let d = detectors();
         let mut out = Vec::new();
         let Some((t, b)) = self.code.body(n) else {
@@ -631,6 +637,9 @@ impl<'a> FactReader<'a> {
             }
             let line = t.line_of(b.open + m0.start());
             let (conds, _) = b.conds_at(b.open + m0.start());
+            let Ok(conds) = decided(&conds, &binder.env_at(i, b.open + m0.start())) else {
+                continue;
+            };
             let mut f = fact(FactKind::SharedMemory, name, line, v);
             f.conditions = conds;
             out.push(f);
@@ -676,7 +685,7 @@ impl<'a> FactReader<'a> {
         out
     }
 
-    fn host_facts(&self, n: &GraphNode) -> Vec<Fact> {
+    fn host_facts(&self, binder: &Binder, i: usize, n: &GraphNode) -> Vec<Fact> {
         let d = detectors();
         let mut out = Vec::new();
         let Some((t, b)) = self.code.body(n) else {
@@ -698,6 +707,20 @@ impl<'a> FactReader<'a> {
             if s.conds.is_empty() {
                 continue;
             }
+            // Read with what the API fixes: a check under a condition false for it, or
+            // whose own test can never hold for it, is not one this API makes.
+            let env = binder.env_at(i, s.start);
+            let Some((check, outer)) = s.conds.split_last() else {
+                continue;
+            };
+            let Ok(mut open) = decided(outer, &env) else {
+                continue;
+            };
+            let check = match condition(check, &env) {
+                Truth::False => continue,
+                Truth::True => check.clone(),
+                Truth::Open(r) => r,
+            };
             let text = tidy(&t.s[s.start..s.end]);
             let line = s
                 .cond_at
@@ -715,13 +738,15 @@ impl<'a> FactReader<'a> {
                 if let Some(c) = d.ret_any.captures(&text) {
                     let mut v = BTreeMap::new();
                     v.insert("returns".into(), c[1].to_string());
+                    let mut conds = open.clone();
+                    conds.push(check.clone());
                     out.push(mk(
                         FactKind::WorkspaceQuery,
                         n.name.clone(),
                         line,
                         end,
                         v,
-                        s.conds.clone(),
+                        conds,
                     ));
                 }
                 continue;
@@ -745,20 +770,17 @@ impl<'a> FactReader<'a> {
             };
             let mut v = BTreeMap::new();
             v.insert("status".into(), status.clone());
-            v.insert(
-                "condition".into(),
-                s.conds.last().cloned().unwrap_or_default(),
-            );
-            let mut conds = s.conds.clone();
-            conds.pop();
-            out.push(mk(kind, status, line, end, v, conds));
+            v.insert("condition".into(), check);
+            out.push(mk(kind, status, line, end, v, std::mem::take(&mut open)));
         }
         for (o, cond, outer) in &b.branches {
             if cond.contains("pointer_mode") {
+                let Ok(conds) = decided(outer, &binder.env_at(i, *o)) else {
+                    continue;
+                };
                 let mut v = BTreeMap::new();
                 v.insert("condition".into(), cond.clone());
                 let line = t.line_of(*o);
-                let conds = outer.clone();
                 out.push(mk(
                     FactKind::PointerMode,
                     n.name.clone(),
@@ -771,6 +793,41 @@ impl<'a> FactReader<'a> {
         }
         out
     }
+}
+
+/// Conditions read with what the API fixes: the ones still open, or why the code
+/// under them never runs for this API (one of them is false).
+fn decided(conds: &[String], env: &eval::Env) -> Result<Vec<String>, String> {
+    let mut open = Vec::new();
+    for c in conds {
+        match condition(c, env) {
+            Truth::True => {}
+            Truth::False => {
+                let known = known_names(c, env);
+                return Err(if known.is_empty() {
+                    format!("`{c}` is false for this API")
+                } else {
+                    format!("`{c}` is false for this API ({known})")
+                });
+            }
+            Truth::Open(r) => open.push(r),
+        }
+    }
+    Ok(open)
+}
+
+/// Values of a node's non-type template parameters, as every caller in the graph
+/// passes them.
+fn template_values(binder: &Binder, node: usize) -> ParamValues {
+    let env = binder.env(node);
+    env.values
+        .iter()
+        .filter(|(k, _)| env.params.contains(*k))
+        .filter_map(|(k, v)| match v {
+            eval::Value::Int(x) => Some((k.clone(), x.to_string())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The values of a launch's block dimensions (`dim3 threads(NB_X, NB_Y)` declared
@@ -883,29 +940,6 @@ fn known_values(expr: &str, pv: &ParamValues) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// The template arguments written at a call of `name<...>(` on one line.
-fn call_template_args(line: &str, name: &str) -> Option<Vec<String>> {
-    for (k, _) in line.match_indices(name) {
-        let after = &line[k + name.len()..];
-        let before_ok = k == 0
-            || !line[..k]
-                .chars()
-                .last()
-                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        let t = after.trim_start();
-        if !before_ok || !t.starts_with('<') {
-            continue;
-        }
-        let sc = Scanner::new(t);
-        let close = sc.matching(0);
-        if close >= t.len() {
-            continue;
-        }
-        return Some(split_args(&t[1..close], true));
-    }
-    None
 }
 
 /// The values every launch of a kernel agrees on.

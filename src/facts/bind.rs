@@ -1,0 +1,486 @@
+//! What one API fixes along its graph: the values every caller gives a function's
+//! parameters.
+//!
+//! `rocblas_saxpy` calls `rocblas_axpy_impl<rocblas_int, 256>` with a `const float*`
+//! alpha, which passes `batch_count_1` (a local `1`) down to the launcher, whose `Ty`
+//! is deduced as `float*`. Read this way, `batch_count > 8192` is false and
+//! `using_rocblas_float` true for this API, which is what tells a launch it makes from
+//! one written for another form. A value is kept only where every call site in the
+//! graph agrees on it; template arguments are read where written and deduced from a
+//! parameter's declared type where a plain name is passed.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::code::{split_args, Body, Scanner, Text};
+use super::eval::{resolve_type, value, Env, Value};
+use super::CodeText;
+use crate::model::{EdgeKind, InterfaceGraph};
+
+/// Bindings of the nodes of one graph, computed on demand.
+pub struct Binder<'a> {
+    code: &'a CodeText,
+    g: &'a InterfaceGraph,
+    /// Per node: its bindings, and whether the API reaches it at all.
+    memo: RefCell<HashMap<usize, (Rc<Env>, bool)>>,
+}
+
+/// One place a function is called or a kernel launched: the template arguments
+/// written there and the call's arguments.
+struct Site {
+    at: usize,
+    template_args: Vec<String>,
+    args: Vec<String>,
+}
+
+impl<'a> Binder<'a> {
+    /// A binder over one API's graph.
+    pub fn new(code: &'a CodeText, g: &'a InterfaceGraph) -> Binder<'a> {
+        Binder {
+            code,
+            g,
+            memo: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The names known throughout node `i`: its parameters as every caller sets them.
+    pub fn env(&self, i: usize) -> Rc<Env> {
+        self.bound(i).0
+    }
+
+    /// Does the API reach node `i`: is some call of it live for this API?
+    pub fn reached(&self, i: usize) -> bool {
+        self.bound(i).1
+    }
+
+    fn bound(&self, i: usize) -> (Rc<Env>, bool) {
+        if let Some(e) = self.memo.borrow().get(&i) {
+            return e.clone();
+        }
+        // A cycle reads nothing known beyond this point.
+        self.memo
+            .borrow_mut()
+            .insert(i, (Rc::new(Env::default()), true));
+        let (e, reached) = self.compute(i);
+        let out = (Rc::new(e), reached);
+        self.memo.borrow_mut().insert(i, out.clone());
+        out
+    }
+
+    /// The names known at offset `at` of node `i`'s body: its parameters and the
+    /// constants and type aliases the body declares before `at`.
+    pub fn env_at(&self, i: usize, at: usize) -> Env {
+        let mut env = (*self.env(i)).clone();
+        if let Some((t, b)) = self.code.body(&self.g.nodes[i]) {
+            let at = at.clamp(b.open, b.close);
+            locals(&t.s[b.open..at], &mut env);
+        }
+        env
+    }
+
+    fn compute(&self, i: usize) -> (Env, bool) {
+        let n = &self.g.nodes[i];
+        let mut env = Env::default();
+        let Some((t, b)) = self.code.body(n) else {
+            return (env, true);
+        };
+        let Some(own) = head(
+            &t,
+            &b,
+            &n.name,
+            t.offset(n.line.max(1)),
+            t.offset(n.start_line.max(1)),
+        ) else {
+            return (env, true);
+        };
+        env.params = own.template.iter().map(|(p, _)| p.clone()).collect();
+        let callers: Vec<usize> = self
+            .g
+            .edges
+            .iter()
+            .filter(|e| {
+                e.to == i
+                    && e.from != i
+                    && matches!(
+                        e.kind,
+                        EdgeKind::Call
+                            | EdgeKind::MacroCall
+                            | EdgeKind::CrossLibrary
+                            | EdgeKind::Launch
+                    )
+            })
+            .map(|e| e.from)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut agreed: Option<BTreeMap<String, Value>> = None;
+        let mut reached = callers.is_empty();
+        for c in callers {
+            let caller = &self.g.nodes[c];
+            let Some((ct, cb)) = self.code.body(caller) else {
+                agreed = Some(BTreeMap::new());
+                reached = true;
+                break;
+            };
+            if !self.reached(c) {
+                continue;
+            }
+            let chead = head(
+                &ct,
+                &cb,
+                &caller.name,
+                ct.offset(caller.line.max(1)),
+                ct.offset(caller.start_line.max(1)),
+            );
+            let sites = if n.kind == crate::model::NodeKind::Kernel {
+                launch_sites(&ct, &cb, &n.name)
+            } else {
+                call_sites(&ct, &cb, &n.name)
+            };
+            if sites.is_empty() {
+                agreed = Some(BTreeMap::new());
+                reached = true;
+                break;
+            }
+            for s in sites {
+                let cenv = self.env_at(c, s.at);
+                // A call this API never makes (`if constexpr(rocblas_is_complex<T> &&
+                // CONJ)` for a real type) sets nothing.
+                let dead = cb
+                    .conds_at(s.at)
+                    .0
+                    .iter()
+                    .any(|k| super::eval::condition(k, &cenv) == super::eval::Truth::False);
+                if dead {
+                    continue;
+                }
+                reached = true;
+                let got = bind_site(&own, chead.as_ref(), &s, &cenv, &env.params);
+                agreed = Some(match agreed {
+                    None => got,
+                    Some(a) => a
+                        .into_iter()
+                        .filter(|(k, v)| got.get(k) == Some(v))
+                        .collect(),
+                });
+            }
+        }
+        env.values = agreed.unwrap_or_default();
+        (env, reached)
+    }
+}
+
+/// A function's head: template parameters `(name, is_value)` and parameters
+/// `(type, name)`.
+struct Head {
+    template: Vec<(String, bool)>,
+    params: Vec<(String, String)>,
+}
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// The head of the function whose body is `b`, its name written at or after `from`,
+/// its definition (with any `template <...>`) starting at `def_start`.
+fn head(t: &Text, b: &Body, name: &str, from: usize, def_start: usize) -> Option<Head> {
+    let s = t.s.as_bytes();
+    let hay = &t.s[from.min(b.open)..b.open];
+    let base = from.min(b.open);
+    let name_at = hay.match_indices(name).map(|(k, _)| base + k).find(|&k| {
+        let j = k + name.len();
+        let glued_before = k > 0 && is_ident(s[k - 1]);
+        let glued_after = j < s.len() && is_ident(s[j]);
+        !glued_before && !glued_after
+    })?;
+    let sc = Scanner::new(&t.s);
+    let mut p = name_at + name.len();
+    while p < b.open && s[p].is_ascii_whitespace() {
+        p += 1;
+    }
+    if s.get(p) == Some(&b'<') {
+        p = sc.matching(p) + 1;
+        while p < b.open && s[p].is_ascii_whitespace() {
+            p += 1;
+        }
+    }
+    if s.get(p) != Some(&b'(') {
+        return None;
+    }
+    let close = sc.matching(p);
+    if close >= b.open {
+        return None;
+    }
+    let params = split_args(&t.s[p + 1..close], true)
+        .into_iter()
+        .filter_map(|d| {
+            let d = d.split('=').next().unwrap_or("").trim().to_string();
+            let d = d.trim_end_matches("[]").trim().to_string();
+            let k = d.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
+            let (ty, nm) = (d[..=k].trim(), d[k + 1..].trim());
+            (!nm.is_empty() && !ty.is_empty()).then(|| (ty.to_string(), nm.to_string()))
+        })
+        .collect();
+    let template = super::template_params(t, def_start.min(name_at), name_at);
+    Some(Head { template, params })
+}
+
+/// Calls of `callee` in a body: `callee<...>(...)` or `callee(...)`.
+fn call_sites(t: &Text, b: &Body, callee: &str) -> Vec<Site> {
+    let s = t.s.as_bytes();
+    let sc = Scanner::new(&t.s);
+    let mut out = Vec::new();
+    for (k, _) in t.s[b.open..b.close].match_indices(callee) {
+        let i = b.open + k;
+        let j = i + callee.len();
+        if (i > 0 && is_ident(s[i - 1])) || (j < s.len() && is_ident(s[j])) {
+            continue;
+        }
+        let mut p = j;
+        while p < b.close && s[p].is_ascii_whitespace() {
+            p += 1;
+        }
+        let mut template_args = Vec::new();
+        if s.get(p) == Some(&b'<') {
+            let c = sc.matching(p);
+            if c >= b.close {
+                continue;
+            }
+            template_args = split_args(&t.s[p + 1..c], true);
+            p = c + 1;
+            while p < b.close && s[p].is_ascii_whitespace() {
+                p += 1;
+            }
+        }
+        if s.get(p) != Some(&b'(') {
+            continue;
+        }
+        let c = sc.matching(p);
+        if c >= b.close {
+            continue;
+        }
+        out.push(Site {
+            at: i,
+            template_args,
+            args: split_args(&t.s[p + 1..c], false),
+        });
+    }
+    out
+}
+
+/// Launches of `kernel` in a body: `hipLaunchKernelGGL((kernel<...>), grid, block, lds,
+/// stream, args...)` or `kernel<...><<<grid, block, lds, stream>>>(args...)`.
+fn launch_sites(t: &Text, b: &Body, kernel: &str) -> Vec<Site> {
+    let sc = Scanner::new(&t.s);
+    let mut out = Vec::new();
+    let body = &t.s[b.open..b.close];
+    for (k, _) in body.match_indices("hipLaunchKernelGGL") {
+        let p = b.open + k + "hipLaunchKernelGGL".len();
+        let Some(open) = t.s[p..b.close].find('(').map(|o| p + o) else {
+            continue;
+        };
+        let close = sc.matching(open);
+        if close >= b.close {
+            continue;
+        }
+        let args = split_args(&t.s[open + 1..close], false);
+        if args.len() < 5 || !super::names(&args[0], kernel) {
+            continue;
+        }
+        let kexpr = args[0].trim_start_matches('(').trim_end_matches(')');
+        out.push(Site {
+            at: b.open + k,
+            template_args: super::kernel_template_args(kexpr),
+            args: args[5..].to_vec(),
+        });
+    }
+    for (k, _) in body.match_indices("<<<") {
+        let at = b.open + k;
+        let head = &t.s[b.open..at];
+        let Some(kpos) = head.rfind(kernel) else {
+            continue;
+        };
+        let kexpr = &head[kpos..];
+        if !super::names(kexpr, kernel) || kexpr.contains(';') {
+            continue;
+        }
+        let Some(end) = t.s[at..b.close].find(">>>").map(|e| at + e + 3) else {
+            continue;
+        };
+        let Some(open) = t.s[end..b.close]
+            .find(|c: char| !c.is_whitespace())
+            .map(|o| end + o)
+            .filter(|&o| t.s.as_bytes()[o] == b'(')
+        else {
+            continue;
+        };
+        let close = sc.matching(open);
+        if close >= b.close {
+            continue;
+        }
+        out.push(Site {
+            at: b.open + kpos,
+            template_args: super::kernel_template_args(kexpr.trim()),
+            args: split_args(&t.s[open + 1..close], false),
+        });
+    }
+    out
+}
+
+/// What one call site gives the callee's parameters.
+fn bind_site(
+    callee: &Head,
+    caller: Option<&Head>,
+    s: &Site,
+    cenv: &Env,
+    params: &BTreeSet<String>,
+) -> BTreeMap<String, Value> {
+    let mut got = BTreeMap::new();
+    for ((p, is_value), a) in callee.template.iter().zip(&s.template_args) {
+        let v = if *is_value {
+            value(a, cenv)
+        } else {
+            resolve_type(a, cenv).map(Value::Type)
+        };
+        if let Some(v) = v {
+            got.insert(p.clone(), v);
+        }
+    }
+    // Values first, then deduced types: a type pattern may name a parameter written
+    // explicitly at the site.
+    for ((_, name), a) in callee.params.iter().zip(&s.args) {
+        if let Some(v) = value(a, cenv) {
+            got.insert(name.clone(), v);
+        }
+    }
+    for ((ty, _), a) in callee.params.iter().zip(&s.args) {
+        let Some(arg_ty) = arg_type(a, caller, cenv) else {
+            continue;
+        };
+        deduce(ty, &arg_ty, params, &mut got);
+    }
+    got
+}
+
+/// The type of an argument: a parameter of the caller passed by name, or a cast.
+fn arg_type(a: &str, caller: Option<&Head>, cenv: &Env) -> Option<String> {
+    let a = a.trim();
+    if let Some(rest) = a.strip_prefix('(') {
+        // `(const rocblas_half*)alpha`
+        let close = rest.find(')')?;
+        let after = rest[close + 1..].trim();
+        if !after.is_empty() && after.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return resolve_type(&rest[..close], cenv);
+        }
+        return None;
+    }
+    if !a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let (ty, _) = caller?.params.iter().find(|(_, n)| n == a)?;
+    resolve_type(ty, cenv)
+}
+
+/// Deduces the one unbound template parameter a declared type names from the type of
+/// the argument passed (`const T*` against `const float*` gives `T = float`).
+fn deduce(ty: &str, arg_ty: &str, params: &BTreeSet<String>, got: &mut BTreeMap<String, Value>) {
+    const HOLE: &str = "\u{1}";
+    let words: BTreeSet<&str> = ty
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| params.contains(*w) && !got.contains_key(*w))
+        .collect();
+    let [p] = words.into_iter().collect::<Vec<_>>()[..] else {
+        return;
+    };
+    let mut env = Env {
+        values: got.clone(),
+        params: params.clone(),
+    };
+    env.values.insert(p.to_string(), Value::Type(HOLE.into()));
+    let Some(pattern) = resolve_type(ty, &env) else {
+        return;
+    };
+    let Some((pre, post)) = pattern.split_once(HOLE) else {
+        return;
+    };
+    let pre = pre.trim_end();
+    if let Some(mid) = arg_ty
+        .strip_prefix(pre)
+        .and_then(|r| r.strip_suffix(post))
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+    {
+        // A reference binds to the value's type.
+        let mid = mid.trim_end_matches('&').trim();
+        got.insert(p.to_string(), Value::Type(mid.to_string()));
+    }
+}
+
+/// Constants (`static constexpr int DIM_X = 128;`, `constexpr bool is_float = ...;`) and
+/// type aliases (`using T2 = float;`) a body declares, added to `env` in order.
+fn locals(text: &str, env: &mut Env) {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(
+            r"(?:\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?[A-Za-z_][\w:]*\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)",
+        )
+        .expect("static regex")
+    });
+    for c in re.captures_iter(text) {
+        if let (Some(n), Some(e)) = (c.get(1), c.get(2)) {
+            match value(e.as_str(), env) {
+                Some(v) => {
+                    env.values.insert(n.as_str().to_string(), v);
+                }
+                None => {
+                    env.values.remove(n.as_str());
+                }
+            }
+        } else if let (Some(n), Some(e)) = (c.get(3), c.get(4)) {
+            match resolve_type(e.as_str(), env) {
+                Some(ty) => {
+                    env.values.insert(n.as_str().to_string(), Value::Type(ty));
+                }
+                None => {
+                    env.values.remove(n.as_str());
+                    env.params.insert(n.as_str().to_string());
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_deduce_from_declared_parameter_types() {
+        let params: BTreeSet<String> = ["T", "Ta"].iter().map(|s| s.to_string()).collect();
+        let mut got = BTreeMap::new();
+        deduce("const T*", "const float*", &params, &mut got);
+        assert_eq!(got.get("T"), Some(&Value::Type("float".into())));
+        deduce("Ta", "const float*", &params, &mut got);
+        assert_eq!(got.get("Ta"), Some(&Value::Type("const float*".into())));
+    }
+
+    #[test]
+    fn locals_read_in_order() {
+        let mut env = Env::default();
+        env.values.insert("Ty".into(), Value::Type("float*".into()));
+        env.params.insert("Ty".into());
+        locals(
+            "{ static constexpr bool using_rocblas_float = std::is_same_v<Ty, rocblas_float*> || std::is_same_v<Ty, rocblas_float* const*>;\n static constexpr API_INT batch_count_1 = 1;\n constexpr int DIM_Y = batch_count_1 * 8;",
+            &mut env,
+        );
+        assert_eq!(
+            env.values.get("using_rocblas_float"),
+            Some(&Value::Bool(true))
+        );
+        assert_eq!(env.values.get("DIM_Y"), Some(&Value::Int(8)));
+    }
+}

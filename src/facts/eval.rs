@@ -1,0 +1,836 @@
+//! Conditions evaluated on what an API fixes.
+//!
+//! A condition as the code writes it (`using_rocblas_float && unit_inc && batch_count <=
+//! 8192`) is read with the values one API gives its names (`batch_count = 1`, `Ty =
+//! float*`): it comes out true, false, or what is left of it once the known parts are
+//! gone (`unit_inc`). Only what is certain is decided; anything the evaluator does not
+//! understand stays as written, so an unknown never turns into a false.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A value a name has for one API: a number, a truth value or a type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Int(i64),
+    Bool(bool),
+    Type(String),
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Type(t) => write!(f, "{t}"),
+        }
+    }
+}
+
+/// The names known at one point of one function.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    /// Values of names: template parameters, function parameters fixed by every
+    /// caller, local constants.
+    pub values: BTreeMap<String, Value>,
+    /// The function's template parameters: a type naming one that has no value is not
+    /// known, whatever it looks like.
+    pub params: BTreeSet<String>,
+}
+
+/// What a condition comes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Truth {
+    True,
+    False,
+    /// Not decided: what is left of the condition.
+    Open(String),
+}
+
+/// Evaluates one condition as the statement scanner writes it (`not (X)`,
+/// `constexpr X`, `loop: ...`, `switch (m)`, `case 1`).
+pub fn condition(cond: &str, env: &Env) -> Truth {
+    let c = cond.trim();
+    if c.starts_with("loop:")
+        || c.starts_with("switch (")
+        || c.starts_with("case ")
+        || c == "default"
+    {
+        return Truth::Open(c.to_string());
+    }
+    let (c, constexpr) = match c.strip_prefix("constexpr ") {
+        Some(rest) => (rest, true),
+        None => (c, false),
+    };
+    match expression(c, env) {
+        Truth::Open(r) if constexpr => Truth::Open(format!("constexpr {r}")),
+        t => t,
+    }
+}
+
+/// Evaluates a C++ expression.
+pub fn expression(expr: &str, env: &Env) -> Truth {
+    let (toks, spans) = lex(expr);
+    let mut p = Parser {
+        t: &toks,
+        spans: &spans,
+        src: expr,
+        i: 0,
+        env,
+        touched: false,
+    };
+    let n = p.or();
+    if p.i != toks.len() {
+        return Truth::Open(expr.trim().to_string());
+    }
+    if !p.touched {
+        if let Node::Open(..) = n {
+            return Truth::Open(expr.trim().to_string());
+        }
+    }
+    match n {
+        Node::Int(v) => {
+            if v != 0 {
+                Truth::True
+            } else {
+                Truth::False
+            }
+        }
+        Node::Bool(true) => Truth::True,
+        Node::Bool(false) => Truth::False,
+        Node::Open(r, _) => Truth::Open(r),
+    }
+}
+
+/// The value of an expression, when every part of it is known.
+pub fn value(expr: &str, env: &Env) -> Option<Value> {
+    let (toks, spans) = lex(expr);
+    let mut p = Parser {
+        t: &toks,
+        spans: &spans,
+        src: expr,
+        i: 0,
+        env,
+        touched: false,
+    };
+    let n = p.or();
+    if p.i != toks.len() {
+        return None;
+    }
+    match n {
+        Node::Int(v) => Some(Value::Int(v)),
+        Node::Bool(b) => Some(Value::Bool(b)),
+        Node::Open(..) => None,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Name(String),
+    Num(i64),
+    Op(&'static str),
+    Open(char),
+    Close(char),
+    /// Anything else, kept as written.
+    Other(String),
+}
+
+const OPS: [&str; 22] = [
+    "&&", "||", "==", "!=", "<=", ">=", "<<", ">>", "->", "::", "<", ">", "!", "+", "-", "*", "/",
+    "%", "&", "|", "^", "~",
+];
+
+/// Tokens with the byte range each one covers in the text.
+fn lex(s: &str) -> (Vec<Tok>, Vec<(usize, usize)>) {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut spans = Vec::new();
+    let mut i = 0;
+    let mut last_start = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if out.len() > spans.len() {
+            spans.push((last_start, last_end(s, i)));
+        }
+        last_start = i;
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let j = (i..b.len())
+                .find(|&k| !(b[k].is_ascii_alphanumeric() || b[k] == b'_'))
+                .unwrap_or(b.len());
+            // `not (constexpr X)`: what `if constexpr` tests reads like any condition.
+            if &s[i..j] != "constexpr" {
+                out.push(Tok::Name(s[i..j].to_string()));
+            }
+            i = j;
+            continue;
+        }
+        if c.is_ascii_digit() {
+            let j = (i..b.len())
+                .find(|&k| !(b[k].is_ascii_alphanumeric() || b[k] == b'.'))
+                .unwrap_or(b.len());
+            let lit = s[i..j].trim_end_matches(['u', 'U', 'l', 'L']);
+            match lit.parse::<i64>() {
+                Ok(v) => out.push(Tok::Num(v)),
+                Err(_) => out.push(Tok::Other(s[i..j].to_string())),
+            }
+            i = j;
+            continue;
+        }
+        if matches!(c, b'(' | b'[' | b'{') {
+            out.push(Tok::Open(c as char));
+            i += 1;
+            continue;
+        }
+        if matches!(c, b')' | b']' | b'}') {
+            out.push(Tok::Close(c as char));
+            i += 1;
+            continue;
+        }
+        if let Some(op) = OPS.iter().find(|op| s[i..].starts_with(**op)) {
+            out.push(Tok::Op(op));
+            i += op.len();
+            continue;
+        }
+        let ch = s[i..].chars().next().unwrap_or(' ');
+        out.push(Tok::Other(ch.to_string()));
+        i += ch.len_utf8();
+    }
+    if out.len() > spans.len() {
+        spans.push((last_start, s.len()));
+    }
+    (out, spans)
+}
+
+/// End of the token that started before `next`: `next` less the spaces before it.
+fn last_end(s: &str, next: usize) -> usize {
+    s[..next].trim_end().len()
+}
+
+/// A sub-expression: known, or open with its text and whether it needs parentheses
+/// when it becomes an operand.
+#[derive(Debug, Clone)]
+enum Node {
+    Int(i64),
+    Bool(bool),
+    Open(String, bool),
+}
+
+impl Node {
+    fn num(&self) -> Option<i64> {
+        match self {
+            Node::Int(v) => Some(*v),
+            Node::Bool(b) => Some(*b as i64),
+            Node::Open(..) => None,
+        }
+    }
+    fn truth(&self) -> Option<bool> {
+        self.num().map(|v| v != 0)
+    }
+}
+
+struct Parser<'a> {
+    t: &'a [Tok],
+    spans: &'a [(usize, usize)],
+    src: &'a str,
+    i: usize,
+    env: &'a Env,
+    /// Whether anything was decided: if not, what stays open is the text as written.
+    touched: bool,
+}
+
+/// Template names whose `<...>` is a type test this evaluator can decide.
+const TYPE_TESTS: [&str; 6] = [
+    "is_same",
+    "is_same_v",
+    "rocblas_is_complex",
+    "is_complex",
+    "rocblas_is_complex_v",
+    "is_complex_v",
+];
+
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Option<&Tok> {
+        self.t.get(self.i)
+    }
+    fn eat_op(&mut self, ops: &[&str]) -> Option<&'static str> {
+        if let Some(Tok::Op(o)) = self.peek() {
+            if ops.contains(o) {
+                let o = *o;
+                self.i += 1;
+                return Some(o);
+            }
+        }
+        None
+    }
+
+    /// Text of tokens `from..to` as written, for what stays open.
+    fn text(&self, from: usize, to: usize) -> String {
+        let to = to.min(self.t.len());
+        if from >= to {
+            return String::new();
+        }
+        crate::facts::code::tidy(&self.src[self.spans[from].0..self.spans[to - 1].1])
+    }
+
+    fn binary(
+        &mut self,
+        next: fn(&mut Self) -> Node,
+        ops: &[&str],
+        apply: fn(&str, i64, i64) -> Option<i64>,
+    ) -> Node {
+        let start = self.i;
+        let mut l = next(self);
+        while let Some(op) = self.eat_op(ops) {
+            let r = next(self);
+            l = match (l.num(), r.num()) {
+                (Some(a), Some(b)) => match apply(op, a, b) {
+                    Some(v) if matches!(op, "==" | "!=" | "<" | "<=" | ">" | ">=") => {
+                        Node::Bool(v != 0)
+                    }
+                    Some(v) => Node::Int(v),
+                    None => Node::Open(self.text(start, self.i), true),
+                },
+                _ => Node::Open(self.text(start, self.i), true),
+            };
+        }
+        l
+    }
+
+    fn or(&mut self) -> Node {
+        self.logical("||")
+    }
+
+    fn and(&mut self) -> Node {
+        self.logical("&&")
+    }
+
+    /// `a || b || ...` or `a && b && ...`: decided as soon as one operand decides it;
+    /// decided operands that do not are dropped from what stays open.
+    fn logical(&mut self, op: &'static str) -> Node {
+        let and = op == "&&";
+        let sub = |p: &mut Self| if and { p.bitor() } else { p.and() };
+        let mut parts = vec![sub(self)];
+        while self.eat_op(&[op]).is_some() {
+            parts.push(sub(self));
+        }
+        if parts.len() == 1 {
+            return parts.pop().unwrap_or(Node::Bool(false));
+        }
+        let decides = !and; // a true operand decides `||`, a false one `&&`
+        if parts.iter().any(|p| p.truth().is_some()) {
+            self.touched = true;
+        }
+        if parts.iter().any(|p| p.truth() == Some(decides)) {
+            return Node::Bool(decides);
+        }
+        let open: Vec<String> = parts
+            .into_iter()
+            .filter_map(|p| match p {
+                Node::Open(t, paren) => Some(if paren && and && t.contains("||") {
+                    format!("({t})")
+                } else {
+                    t
+                }),
+                _ => None,
+            })
+            .collect();
+        match open.len() {
+            0 => Node::Bool(!decides),
+            1 => Node::Open(open.into_iter().next().unwrap_or_default(), true),
+            _ => Node::Open(open.join(&format!(" {op} ")), true),
+        }
+    }
+
+    fn bitor(&mut self) -> Node {
+        self.binary(Self::bitxor, &["|"], |_, a, b| Some(a | b))
+    }
+    fn bitxor(&mut self) -> Node {
+        self.binary(Self::bitand, &["^"], |_, a, b| Some(a ^ b))
+    }
+    fn bitand(&mut self) -> Node {
+        self.binary(Self::equality, &["&"], |_, a, b| Some(a & b))
+    }
+    fn equality(&mut self) -> Node {
+        self.binary(Self::relation, &["==", "!="], |op, a, b| {
+            Some(((op == "==") == (a == b)) as i64)
+        })
+    }
+    fn relation(&mut self) -> Node {
+        self.binary(Self::shift, &["<=", ">=", "<", ">"], |op, a, b| {
+            Some(match op {
+                "<" => a < b,
+                "<=" => a <= b,
+                ">" => a > b,
+                _ => a >= b,
+            } as i64)
+        })
+    }
+    fn shift(&mut self) -> Node {
+        self.binary(Self::additive, &["<<", ">>"], |op, a, b| {
+            let b = u32::try_from(b).ok().filter(|&b| b < 63)?;
+            if op == "<<" {
+                a.checked_shl(b)
+            } else {
+                a.checked_shr(b)
+            }
+        })
+    }
+    fn additive(&mut self) -> Node {
+        self.binary(Self::multiplicative, &["+", "-"], |op, a, b| {
+            if op == "+" {
+                a.checked_add(b)
+            } else {
+                a.checked_sub(b)
+            }
+        })
+    }
+    fn multiplicative(&mut self) -> Node {
+        self.binary(Self::unary, &["*", "/", "%"], |op, a, b| match op {
+            "*" => a.checked_mul(b),
+            "/" => a.checked_div(b),
+            _ => a.checked_rem(b),
+        })
+    }
+
+    fn unary(&mut self) -> Node {
+        let start = self.i;
+        // The scanner writes an `else` branch's condition as `not (X)`.
+        let word_not = matches!(self.peek(), Some(Tok::Name(n)) if n == "not")
+            && matches!(self.t.get(self.i + 1), Some(Tok::Open('(')));
+        if word_not || self.eat_op(&["!"]).is_some() {
+            if word_not {
+                self.i += 1;
+            }
+            let inner = self.unary();
+            return match inner {
+                Node::Open(t, paren) => {
+                    let t = if paren { format!("({t})") } else { t };
+                    Node::Open(
+                        if word_not {
+                            format!("not {t}")
+                        } else {
+                            format!("!{t}")
+                        },
+                        false,
+                    )
+                }
+                n => Node::Bool(!n.truth().unwrap_or(false)),
+            };
+        }
+        if self.eat_op(&["-"]).is_some() {
+            let inner = self.unary();
+            return match inner.num() {
+                Some(v) => Node::Int(-v),
+                None => Node::Open(self.text(start, self.i), false),
+            };
+        }
+        if self.eat_op(&["~", "+", "*", "&"]).is_some() {
+            let _ = self.unary();
+            return Node::Open(self.text(start, self.i), false);
+        }
+        self.postfix()
+    }
+
+    /// Skips a bracketed group starting at the current token; false if unbalanced.
+    fn skip_group(&mut self) -> bool {
+        let mut depth = 0i32;
+        while let Some(t) = self.peek() {
+            match t {
+                Tok::Open(_) => depth += 1,
+                Tok::Close(_) => depth -= 1,
+                _ => {}
+            }
+            self.i += 1;
+            if depth == 0 {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// `< ... >` after a name: the index one past the closing `>`, when it closes
+    /// before anything a template argument list cannot hold.
+    fn angle_end(&self, at: usize) -> Option<usize> {
+        let mut depth = 0i32;
+        let mut k = at;
+        while let Some(t) = self.t.get(k) {
+            match t {
+                Tok::Op("<") => depth += 1,
+                Tok::Op(">") => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(k + 1);
+                    }
+                }
+                Tok::Op(">>") => {
+                    depth -= 2;
+                    if depth <= 0 {
+                        return Some(k + 1);
+                    }
+                }
+                Tok::Op("&&" | "||" | "==" | "!=") => return None,
+                _ => {}
+            }
+            k += 1;
+        }
+        None
+    }
+
+    fn postfix(&mut self) -> Node {
+        let start = self.i;
+        match self.peek().cloned() {
+            Some(Tok::Num(v)) => {
+                self.i += 1;
+                Node::Int(v)
+            }
+            Some(Tok::Open('(')) => {
+                self.i += 1;
+                let inner = self.or();
+                if matches!(self.peek(), Some(Tok::Close(')'))) {
+                    self.i += 1;
+                    // A cast `(T)x` or a call through parentheses: not evaluated.
+                    if matches!(
+                        self.peek(),
+                        Some(Tok::Name(_) | Tok::Num(_) | Tok::Open('('))
+                    ) {
+                        let _ = self.postfix();
+                        return Node::Open(self.text(start, self.i), false);
+                    }
+                    return match inner {
+                        Node::Open(t, _) => Node::Open(t, true),
+                        n => n,
+                    };
+                }
+                self.skip_to_operator();
+                Node::Open(self.text(start, self.i), false)
+            }
+            Some(Tok::Name(_)) => self.name_expr(),
+            Some(Tok::Open(_)) => {
+                self.skip_group();
+                Node::Open(self.text(start, self.i), false)
+            }
+            _ => {
+                self.i += 1;
+                Node::Open(self.text(start, self.i), false)
+            }
+        }
+    }
+
+    fn skip_to_operator(&mut self) {
+        while let Some(t) = self.peek() {
+            match t {
+                Tok::Op("&&" | "||") | Tok::Close(')') => break,
+                Tok::Open(_) => {
+                    self.skip_group();
+                }
+                _ => self.i += 1,
+            }
+        }
+    }
+
+    /// A name, a qualified name, a type test, a member access or a call.
+    fn name_expr(&mut self) -> Node {
+        let start = self.i;
+        let mut path: Vec<String> = Vec::new();
+        while let Some(Tok::Name(n)) = self.peek() {
+            path.push(n.clone());
+            self.i += 1;
+            if self.eat_op(&["::"]).is_none() {
+                break;
+            }
+        }
+        let last = path.last().cloned().unwrap_or_default();
+        // A type test: `std::is_same_v<A, B>`, `rocblas_is_complex<T>`, with an
+        // optional `{}`, `()` or `::value`.
+        if TYPE_TESTS.contains(&last.as_str()) && matches!(self.peek(), Some(Tok::Op("<"))) {
+            if let Some(end) = self.angle_end(self.i) {
+                let args_text = self.text(self.i + 1, end - 1);
+                self.i = end;
+                if self.eat_op(&["::"]).is_some() {
+                    self.i += 1; // value
+                } else if matches!(self.peek(), Some(Tok::Open('{' | '('))) {
+                    self.skip_group();
+                }
+                return match type_test(&last, &args_text, self.env) {
+                    Some(b) => {
+                        self.touched = true;
+                        Node::Bool(b)
+                    }
+                    None => Node::Open(self.text(start, self.i), false),
+                };
+            }
+        }
+        let mut plain = path.len() == 1;
+        // Member access, indexing, calls: not evaluated, kept whole.
+        loop {
+            match self.peek() {
+                Some(Tok::Op("->")) | Some(Tok::Op("::")) => {
+                    self.i += 1;
+                    plain = false;
+                    if matches!(self.peek(), Some(Tok::Name(_))) {
+                        self.i += 1;
+                    }
+                }
+                Some(Tok::Other(o)) if o == "." => {
+                    self.i += 1;
+                    plain = false;
+                    if matches!(self.peek(), Some(Tok::Name(_))) {
+                        self.i += 1;
+                    }
+                }
+                Some(Tok::Open(_)) => {
+                    plain = false;
+                    if !self.skip_group() {
+                        break;
+                    }
+                }
+                _ => break,
+            }
+        }
+        if plain {
+            match last.as_str() {
+                "true" => return Node::Bool(true),
+                "false" => return Node::Bool(false),
+                _ => {}
+            }
+            match self.env.values.get(&last) {
+                Some(Value::Int(v)) => {
+                    self.touched = true;
+                    return Node::Int(*v);
+                }
+                Some(Value::Bool(b)) => {
+                    self.touched = true;
+                    return Node::Bool(*b);
+                }
+                _ => {}
+            }
+        }
+        Node::Open(self.text(start, self.i), false)
+    }
+}
+
+/// `batch_count = 1, Ty = float*` for the known names a condition uses: why it
+/// came out as it did.
+pub fn known_names(cond: &str, env: &Env) -> String {
+    let mut seen = BTreeSet::new();
+    cond.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter_map(|w| {
+            let v = env.values.get(w)?;
+            seen.insert(w).then(|| format!("{w} = {v}"))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A type with the known parameters replaced, aliases resolved and spaces squashed,
+/// or `None` when it still names something whose type is not known.
+pub fn resolve_type(ty: &str, env: &Env) -> Option<String> {
+    let mut out = String::new();
+    let b = ty.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let j = (i..b.len())
+                .find(|&k| !(b[k].is_ascii_alphanumeric() || b[k] == b'_' || b[k] == b':'))
+                .unwrap_or(b.len());
+            let w = &ty[i..j];
+            let w = w.strip_prefix("std::").unwrap_or(w);
+            // Qualifiers that do not change what a type test compares.
+            if matches!(w, "__restrict__" | "__restrict" | "restrict" | "typename") {
+                i = j;
+                continue;
+            }
+            let resolved = match env.values.get(w) {
+                // A value bound as written elsewhere reads with the same aliases.
+                Some(Value::Type(t)) => {
+                    resolve_type(t, &Env::default()).unwrap_or_else(|| t.clone())
+                }
+                Some(_) => return None,
+                None if env.params.contains(w) => return None,
+                None if is_concrete(w) => alias(w).to_string(),
+                None => return None,
+            };
+            if !out.is_empty() && !out.ends_with(['<', ',', '*', '&']) {
+                out.push(' ');
+            }
+            out.push_str(&resolved);
+            i = j;
+            continue;
+        }
+        if !c.is_ascii_whitespace() {
+            out.push(c as char);
+        }
+        i += 1;
+    }
+    Some(out)
+}
+
+/// Names whose type is what they say: built-in types and the library's own types.
+fn is_concrete(w: &str) -> bool {
+    const BUILTIN: [&str; 26] = [
+        "float",
+        "double",
+        "int",
+        "unsigned",
+        "long",
+        "short",
+        "char",
+        "bool",
+        "void",
+        "signed",
+        "const",
+        "volatile",
+        "size_t",
+        "int8_t",
+        "int16_t",
+        "int32_t",
+        "int64_t",
+        "uint8_t",
+        "uint16_t",
+        "uint32_t",
+        "uint64_t",
+        "_Float16",
+        "__half",
+        "hipFloatComplex",
+        "hipDoubleComplex",
+        "ptrdiff_t",
+    ];
+    BUILTIN.contains(&w) || w.starts_with("rocblas_") || w.starts_with("rocsolver_")
+}
+
+/// The type an alias stands for, as far as a type test can tell.
+fn alias(w: &str) -> &str {
+    match w {
+        "rocblas_float" => "float",
+        "rocblas_double" => "double",
+        "rocblas_int" | "int" => "int32_t",
+        "rocblas_stride" | "rocblas_long" => "int64_t",
+        _ => w,
+    }
+}
+
+fn type_test(name: &str, args: &str, env: &Env) -> Option<bool> {
+    let args = crate::facts::code::split_args(args, true);
+    if name.starts_with("is_same") {
+        let [a, b] = args.as_slice() else {
+            return None;
+        };
+        return Some(resolve_type(a, env)? == resolve_type(b, env)?);
+    }
+    let [t] = args.as_slice() else {
+        return None;
+    };
+    let t = resolve_type(t, env)?;
+    Some(t.contains("complex"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, Value)], params: &[&str]) -> Env {
+        Env {
+            values: pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            params: params.iter().map(|p| p.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn known_parts_decide_or_drop_out() {
+        let e = env(
+            &[
+                ("batch_count", Value::Int(1)),
+                ("using_rocblas_float", Value::Bool(true)),
+            ],
+            &[],
+        );
+        assert_eq!(
+            condition("using_rocblas_float && unit_inc && batch_count <= 8192", &e),
+            Truth::Open("unit_inc".into())
+        );
+        assert_eq!(
+            condition("batch_count > 8192 && using_rocblas_float", &e),
+            Truth::False
+        );
+        assert_eq!(
+            condition(
+                "not (using_rocblas_float && unit_inc && batch_count <= 8192)",
+                &e
+            ),
+            Truth::Open("not (unit_inc)".into())
+        );
+        assert_eq!(
+            condition("n <= 0 || batch_count <= 0", &e),
+            Truth::Open("n <= 0".into())
+        );
+        assert_eq!(condition("batch_count == 1 || n > 3", &e), Truth::True);
+        assert_eq!(
+            condition("handle->pointer_mode == rocblas_pointer_mode_device", &e),
+            Truth::Open("handle->pointer_mode == rocblas_pointer_mode_device".into())
+        );
+        assert_eq!(
+            condition("loop: for (int i = 0; i < n; i++)", &e),
+            Truth::Open("loop: for (int i = 0; i < n; i++)".into())
+        );
+    }
+
+    #[test]
+    fn type_tests_read_bound_types() {
+        let e = env(
+            &[
+                ("Ty", Value::Type("float*".into())),
+                ("T", Value::Type("float".into())),
+                ("API_INT", Value::Type("rocblas_int".into())),
+            ],
+            &["Ty", "T", "API_INT", "U"],
+        );
+        assert_eq!(
+            expression(
+                "std::is_same_v<Ty, rocblas_float*> || std::is_same_v<Ty, rocblas_float* const*>",
+                &e
+            ),
+            Truth::True
+        );
+        assert_eq!(expression("rocblas_is_complex<T>", &e), Truth::False);
+        assert_eq!(
+            expression("std::is_same<API_INT, int64_t>{}", &e),
+            Truth::False
+        );
+        assert_eq!(
+            expression("std::is_same<API_INT, int>::value", &e),
+            Truth::True
+        );
+        // `U` is a parameter without a value: not decided.
+        assert_eq!(
+            expression("std::is_same_v<U, float>", &e),
+            Truth::Open("std::is_same_v<U, float>".into())
+        );
+        // A name that is neither a parameter nor a known type: not decided either.
+        assert!(matches!(
+            expression("std::is_same_v<Tother, float>", &e),
+            Truth::Open(_)
+        ));
+        assert_eq!(
+            condition("constexpr !rocblas_is_complex<T>", &e),
+            Truth::True
+        );
+    }
+
+    #[test]
+    fn values_of_arguments() {
+        let e = env(&[("batch_count_1", Value::Int(1))], &[]);
+        assert_eq!(value("batch_count_1", &e), Some(Value::Int(1)));
+        assert_eq!(value("(256 - 1) / (64 * 2) + 1", &e), Some(Value::Int(2)));
+        assert_eq!(value("false", &e), Some(Value::Bool(false)));
+        assert_eq!(value("x + 1", &e), None);
+        assert_eq!(value("(int)n", &e), None);
+        assert_eq!(value("handle->x", &e), None);
+    }
+}
