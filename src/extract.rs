@@ -167,13 +167,29 @@ fn kernel_has_sync(g: &crate::model::InterfaceGraph, k: usize, trees: &Trees) ->
     })
 }
 
+/// One line per kernel of the graph its API never launches, for kernels of its own
+/// family's code: those named for another precision are left unsaid (their names tell).
+fn not_run_notes(g: &crate::model::InterfaceGraph, dead: &BTreeMap<usize, String>) -> Vec<String> {
+    const SHOWN: usize = 8;
+    dead.iter()
+        .filter(|(_, why)| !why.contains(": named for precision"))
+        .take(SHOWN)
+        .map(|(&k, why)| {
+            debug_assert!(why.starts_with(&g.nodes[k].name));
+            why.clone()
+        })
+        .collect()
+}
+
 /// Cuts the slices and plans every question.
 ///
 /// Each variant group gets a slice aimed at the kernel that does its work; a second
 /// one, aimed at a kernel that synchronizes, when the work kernel does not. Slices
 /// identical to an earlier one are merged into it (their APIs listed there), and a
 /// family whose slice nearly repeats an earlier family's is asked only what tells
-/// them apart.
+/// them apart. With a fact reader, a kernel the API never launches (every launch
+/// under a condition false for it: `batch_count > 8192` where the API fixes
+/// `batch_count = 1`) is never a target, and the slice says why it is left out.
 pub fn plan_run(
     p: &ExtractPlan,
     graph: &CodeGraph,
@@ -181,6 +197,7 @@ pub fn plan_run(
     scope: &Scope,
     trees: &Trees,
     templates: &[Template],
+    runs: Option<&crate::facts::FactReader>,
 ) -> Result<Planned, crate::slice::SliceError> {
     let mut families: BTreeMap<&str, Vec<&ApiFunction>> = BTreeMap::new();
     for a in graph.api() {
@@ -227,18 +244,21 @@ pub fn plan_run(
             if g.nodes.len() < 2 {
                 continue;
             }
+            let dead = runs.map(|r| r.dead_kernels(&g)).unwrap_or_default();
             let kernels: Vec<usize> = crate::slice::target::kernels_by_work(&g)
                 .into_iter()
                 .filter(|&k| {
                     rep.kernel_for_other_precision(&p.naming, &g.nodes[k].name)
                         .is_none()
+                        && !dead.contains_key(&k)
                 })
                 .collect();
             let spec = CutSpec {
                 target: kernels.first().copied(),
                 base: base_graph.as_ref().filter(|_| !variant.is_empty()),
             };
-            let s = cut(&g, &apis, &variant, spec, indexes, trees, p.limits)?;
+            let mut s = cut(&g, &apis, &variant, spec, indexes, trees, p.limits)?;
+            s.focus.not_run = not_run_notes(&g, &dead);
             let needs_sync = variant.is_empty() && !(s.features.lds || s.features.barriers);
             cut_slices.push((fk, s, true));
             if needs_sync {
@@ -251,6 +271,7 @@ pub fn plan_run(
                         base: None,
                     };
                     let mut s2 = cut(&g, &apis, &variant, spec, indexes, trees, p.limits)?;
+                    s2.focus.not_run = not_run_notes(&g, &dead);
                     s2.id = format!("{}@{}", s2.id, g.nodes[k].name);
                     cut_slices.push((fk, s2, false));
                 }

@@ -624,6 +624,10 @@ pub struct SliceFocus {
     pub twin_of: String,
     /// Placeholder values read off the code (`launch_site`, `block`, `condition`, ...).
     pub values: std::collections::BTreeMap<String, String>,
+    /// Kernels the code shown launches but this slice's API never does, one line each
+    /// with the condition that is false for it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_run: Vec<String>,
 }
 
 /// One question to ask about one slice.

@@ -22,7 +22,8 @@ fn layout() -> Layout {
     }
 }
 
-fn load(lib: &str, version: &str) -> (LibraryIndex, Scope) {
+/// A library's configuration with the defines its build sets, and its tree.
+fn config(lib: &str, version: &str) -> (rocqa::config::LibraryConfig, PathBuf, Scope) {
     let l = layout();
     let project = ProjectFile::load(&l.project_file()).expect("rocqa.toml loads");
     let cfg = project.library(lib).expect("library configured");
@@ -41,6 +42,12 @@ fn load(lib: &str, version: &str) -> (LibraryIndex, Scope) {
         cfg,
         pair.as_ref().map(|(pl, t)| (pl.as_str(), t.as_path())),
     );
+    (cfg, tree, scope)
+}
+
+fn load(lib: &str, version: &str) -> (LibraryIndex, Scope) {
+    let l = layout();
+    let (cfg, tree, scope) = config(lib, version);
     let (index, _) = index_tree(
         lib,
         version,
@@ -95,7 +102,27 @@ fn planned(lib: &str) -> &'static Planned {
                 limits: rocqa::slice::SliceLimits::default(),
                 naming: project.library(lib).unwrap().naming(),
             };
-            let p = plan_run(&plan, &graph, &indexes, &scope, &trees, &templates()).unwrap();
+            // The facts' reading of what runs, as `rocqa extract` plans with it.
+            let mut code = rocqa::facts::CodeText::default();
+            for (cl, cv) in std::iter::once((lib, version)).chain(pair) {
+                let (cfg, tree, scope) = config(cl, cv);
+                code.add(
+                    cl,
+                    rocqa::index::ExpandedTree::new(cl, &tree, &cfg, &scope).unwrap(),
+                );
+            }
+            let lcfg = project.library(lib).unwrap();
+            let reader = rocqa::facts::FactReader::new(&code, &lcfg.api_prefix, &lcfg.precisions);
+            let p = plan_run(
+                &plan,
+                &graph,
+                &indexes,
+                &scope,
+                &trees,
+                &templates(),
+                Some(&reader),
+            )
+            .unwrap();
             out.insert(lib.to_string(), p);
         }
         out
@@ -470,4 +497,54 @@ fn question_targets_run_for_the_api_they_are_asked_about() {
         .expect("scal base slice");
     assert!(!scal.focus.target.is_empty());
     assert_ne!(scal.focus.target, "rocblas_hscal_mlt_4_kernel");
+}
+
+#[test]
+fn question_targets_are_launched_under_what_the_api_fixes() {
+    let p = planned("rocblas");
+    let base = |api: &str| {
+        p.slices
+            .values()
+            .find(|s| s.api == api && s.variant.is_empty() && !s.id.contains('@'))
+            .unwrap_or_else(|| panic!("{api}: base slice"))
+    };
+    // rocblas_axpy_kernels.hpp:432-451: rocblas_axpy_kernel_batched only runs when
+    // batch_count > 8192; rocblas_saxpy passes batch_count_1 = 1 (rocblas_axpy_imp.hpp:91,
+    // 132-144). Its slice aims at the unit-stride float kernel instead and says why the
+    // batched one is not its.
+    let axpy = base("rocblas_saxpy");
+    assert_eq!(axpy.focus.target, "rocblas_saxpy_2_kernel");
+    assert!(
+        axpy.focus
+            .not_run
+            .iter()
+            .any(|l| l.starts_with("rocblas_axpy_kernel_batched") && l.contains("batch_count = 1")),
+        "{:?}",
+        axpy.focus.not_run
+    );
+    assert!(rocqa::slice::render(axpy).contains("never launched by rocblas_saxpy"));
+    // Across both plans: no slice targets a kernel its own note says never runs.
+    for lib in ["rocblas", "rocsolver"] {
+        let p = planned(lib);
+        let mut noted = 0;
+        for s in p.slices.values() {
+            noted += usize::from(!s.focus.not_run.is_empty());
+            assert!(
+                !s.focus.target.is_empty()
+                    && s.focus
+                        .not_run
+                        .iter()
+                        .all(|l| !l.starts_with(&format!("{} at ", s.focus.target)))
+                    || s.focus.target.is_empty(),
+                "{}: {} {:?}",
+                s.id,
+                s.focus.target,
+                s.focus.not_run
+            );
+        }
+        println!(
+            "{lib}: {noted} of {} slices name kernels their API never launches",
+            p.slices.len()
+        );
+    }
 }

@@ -413,7 +413,7 @@ fn dry_run_prompts_cover_the_in_scope_families_and_every_category() {
             limits: rocqa::slice::SliceLimits::default(),
             naming: project.library(lib).unwrap().naming(),
         };
-        let planned = plan_run(&plan, &graph, &indexes, &scope, &trees, &templates).unwrap();
+        let planned = plan_run(&plan, &graph, &indexes, &scope, &trees, &templates, None).unwrap();
         let cats: std::collections::BTreeSet<&str> = planned
             .questions
             .iter()

@@ -869,7 +869,24 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     if let Some((p, _, _)) = &pair {
         indexes.push(&p.index);
     }
-    let planned = plan_run(&plan, &graph, &indexes, &main.scope, &trees, &templates)?;
+    // The expanded code facts are read from: planning uses it too, so that no question
+    // targets a kernel the API never launches.
+    let mut libs = vec![(lib.as_str(), version.as_str())];
+    if let Some((_, l, v)) = &pair {
+        libs.push((l.as_str(), v.as_str()));
+    }
+    let code = code_text(layout, &project, &libs)?;
+    let lcfg = project.library(&lib)?;
+    let reader = crate::facts::FactReader::new(&code, &lcfg.api_prefix, &lcfg.precisions);
+    let planned = plan_run(
+        &plan,
+        &graph,
+        &indexes,
+        &main.scope,
+        &trees,
+        &templates,
+        Some(&reader),
+    )?;
     let mut manifest = manifest_for(&plan, &planned);
     manifest.toolchain.insert(
         "source".into(),
@@ -931,13 +948,6 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     // real entries.
     let dir = out_dir(&layout.root, &plan, false);
     let mut out = crate::emit::RunOutput::open(&dir)?;
-    let mut libs = vec![(lib.as_str(), version.as_str())];
-    if let Some((_, l, v)) = &pair {
-        libs.push((l.as_str(), v.as_str()));
-    }
-    let code = code_text(layout, &project, &libs)?;
-    let lcfg = project.library(&lib)?;
-    let reader = crate::facts::FactReader::new(&code, &lcfg.api_prefix, &lcfg.precisions);
     let apis = crate::extract::run_apis(&plan, &graph, &main.scope);
     let facts = crate::extract::read_facts(&apis, &graph, &reader, &indexes);
     let fact_index = crate::validate::factcheck::FactIndex::new(&facts);

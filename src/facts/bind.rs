@@ -170,6 +170,7 @@ impl<'a> Binder<'a> {
             }
         }
         env.values = agreed.unwrap_or_default();
+        tracing::trace!(node = %n.name, reached, values = ?env.values, "Bound.");
         (env, reached)
     }
 }
@@ -414,8 +415,15 @@ fn deduce(ty: &str, arg_ty: &str, params: &BTreeSet<String>, got: &mut BTreeMap<
         .map(str::trim)
         .filter(|m| !m.is_empty())
     {
-        // A reference binds to the value's type.
-        let mid = mid.trim_end_matches('&').trim();
+        // A reference binds to the value's type; a parameter taken by value drops the
+        // argument's top-level `const` (`const I n` passed as `I` gives `I = int64_t`).
+        let mut mid = mid.trim_end_matches('&').trim();
+        if post.is_empty() {
+            mid = mid.strip_suffix("const").map(str::trim_end).unwrap_or(mid);
+            if !mid.contains(['*', '&']) {
+                mid = mid.strip_prefix("const ").unwrap_or(mid);
+            }
+        }
         got.insert(p.to_string(), Value::Type(mid.to_string()));
     }
 }
@@ -466,6 +474,11 @@ mod tests {
         assert_eq!(got.get("T"), Some(&Value::Type("float".into())));
         deduce("Ta", "const float*", &params, &mut got);
         assert_eq!(got.get("Ta"), Some(&Value::Type("const float*".into())));
+        // By value, the argument's own `const` goes.
+        let params: BTreeSet<String> = ["I"].iter().map(|s| s.to_string()).collect();
+        let mut got = BTreeMap::new();
+        deduce("I", "const int64_t", &params, &mut got);
+        assert_eq!(got.get("I"), Some(&Value::Type("int64_t".into())));
     }
 
     #[test]

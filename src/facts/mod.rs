@@ -236,6 +236,14 @@ pub struct FactReader<'a> {
 /// Where a value of a template parameter comes from: the node and its parameters.
 type ParamValues = BTreeMap<String, String>;
 
+/// The launches of one API's graph: those it makes (kernel node, fact, the kernel's
+/// parameters as set there) and those it never makes (kernel node, why).
+#[derive(Default)]
+struct Launches {
+    live: Vec<(usize, Fact, ParamValues)>,
+    dead: Vec<(usize, String)>,
+}
+
 impl<'a> FactReader<'a> {
     /// A reader over `code`, for a library whose API names are `prefix` + precision +
     /// family.
@@ -249,41 +257,74 @@ impl<'a> FactReader<'a> {
         }
     }
 
-    /// The facts of the graph's API.
-    pub fn read(&self, g: &InterfaceGraph) -> ApiFacts {
-        let mut facts = Vec::new();
-        let mut excluded = Vec::new();
+    /// Kernels of the graph this API never launches, with the reason: named for
+    /// another precision, or every launch read under a condition false for it.
+    pub fn dead_kernels(&self, g: &InterfaceGraph) -> BTreeMap<usize, String> {
         let binder = Binder::new(self.code, g);
-        let mut kernel_values: HashMap<usize, Vec<ParamValues>> = HashMap::new();
-        let mut reached: HashMap<usize, Option<Vec<String>>> = HashMap::new();
-        // Launches first: they decide which kernels run and with which parameters.
+        let mut reached = HashMap::new();
+        let l = self.launches(g, &binder, &mut reached);
+        let live: BTreeSet<usize> = l.live.iter().map(|(k, ..)| *k).collect();
+        l.dead
+            .into_iter()
+            .filter(|(k, _)| !live.contains(k))
+            .collect()
+    }
+
+    /// Every launch the graph holds, read with what the API fixes.
+    fn launches(
+        &self,
+        g: &InterfaceGraph,
+        binder: &Binder,
+        reached: &mut HashMap<usize, Option<Vec<String>>>,
+    ) -> Launches {
+        let mut out = Launches::default();
         for e in g.edges.iter().filter(|e| e.kind == EdgeKind::Launch) {
             let (from, to) = (&g.nodes[e.from], &g.nodes[e.to]);
             if let Some(why) = g.api.kernel_for_other_precision(&self.naming, &to.name) {
-                excluded.push(format!("{} at {}:{}: {why}", to.name, e.file, e.line));
+                out.dead
+                    .push((e.to, format!("{} at {}:{}: {why}", to.name, e.file, e.line)));
                 continue;
             }
             // What must hold for the API to reach the launching function at all (a
             // size threshold or device property tested by a caller) comes first.
-            let Some(reach) = self.reach_conditions(g, &binder, e.from, &mut reached, 0) else {
-                excluded.push(format!(
-                    "{} at {}:{}: {} is never called by this API (every call site's condition is false for it)",
-                    to.name, e.file, e.line, from.name
+            let Some(reach) = self.reach_conditions(g, binder, e.from, reached, 0) else {
+                out.dead.push((
+                    e.to,
+                    format!(
+                        "{} at {}:{}: {} is never called by this API (every call site's condition is false for it)",
+                        to.name, e.file, e.line, from.name
+                    ),
                 ));
                 continue;
             };
-            let pv = template_values(&binder, e.from);
-            for (mut f, kv, dead) in self.launch_facts(&binder, e.from, from, to, &pv) {
+            let pv = template_values(binder, e.from);
+            for (mut f, kv, dead) in self.launch_facts(binder, e.from, from, to, &pv) {
                 if let Some(why) = dead {
-                    excluded.push(format!("{} at {}:{}: {why}", to.name, f.file, f.line));
+                    out.dead
+                        .push((e.to, format!("{} at {}:{}: {why}", to.name, f.file, f.line)));
                     continue;
                 }
-                kernel_values.entry(e.to).or_default().push(kv);
                 if !reach.is_empty() {
                     f.conditions.splice(0..0, reach.iter().cloned());
                 }
-                facts.push(f);
+                out.live.push((e.to, f, kv));
             }
+        }
+        out
+    }
+
+    /// The facts of the graph's API.
+    pub fn read(&self, g: &InterfaceGraph) -> ApiFacts {
+        let mut facts = Vec::new();
+        let binder = Binder::new(self.code, g);
+        let mut kernel_values: HashMap<usize, Vec<ParamValues>> = HashMap::new();
+        let mut reached: HashMap<usize, Option<Vec<String>>> = HashMap::new();
+        // Launches first: they decide which kernels run and with which parameters.
+        let l = self.launches(g, &binder, &mut reached);
+        let excluded: Vec<String> = l.dead.into_iter().map(|(_, why)| why).collect();
+        for (k, f, kv) in l.live {
+            kernel_values.entry(k).or_default().push(kv);
+            facts.push(f);
         }
         let launched: BTreeSet<usize> = kernel_values.keys().copied().collect();
         for (i, n) in g.nodes.iter().enumerate() {

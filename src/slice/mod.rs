@@ -810,14 +810,32 @@ fn expanded_text(
 
 /// Tokens of [`render`]'s output: the pieces' own counts plus the list of omissions.
 pub fn rendered_tokens(slice: &Slice) -> usize {
-    slice.tokens + count_tokens(&omitted_block(slice))
+    slice.tokens + count_tokens(&omitted_block(slice)) + count_tokens(&not_run_block(slice))
 }
 
-/// The slice as the prompt shows it: each piece (header, numbered lines), then what
-/// was left out.
+/// The slice as the prompt shows it: each piece (header, numbered lines), the kernels
+/// its code launches that its API never does, then what was left out.
 pub fn render(slice: &Slice) -> String {
     let mut out: String = slice.pieces.iter().map(|p| p.text.as_str()).collect();
+    out.push_str(&not_run_block(slice));
     out.push_str(&omitted_block(slice));
+    out
+}
+
+/// Launches the code shown writes but the API cannot reach: said outright, so an
+/// answer does not describe them as this API's work.
+fn not_run_block(slice: &Slice) -> String {
+    if slice.focus.not_run.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "=== never launched by {}: a condition on the way is false for it ===\n",
+        slice.api
+    );
+    for l in &slice.focus.not_run {
+        out.push_str(l);
+        out.push('\n');
+    }
     out
 }
 
