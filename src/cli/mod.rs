@@ -871,11 +871,13 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     }
     // The expanded code facts are read from: planning uses it too, so that no question
     // targets a kernel the API never launches.
-    let mut libs = vec![(lib.as_str(), version.as_str())];
-    if let Some((_, l, v)) = &pair {
-        libs.push((l.as_str(), v.as_str()));
-    }
-    let code = code_text(layout, &project, &libs)?;
+    let code = code_text(
+        layout,
+        &project,
+        &lib,
+        &version,
+        pair.as_ref().map(|p| (&p.1, &p.2)),
+    )?;
     let lcfg = project.library(&lib)?;
     let reader = crate::facts::FactReader::new(&code, &lcfg.api_prefix, &lcfg.precisions);
     let planned = plan_run(
@@ -1080,9 +1082,12 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
 fn code_text(
     layout: &Layout,
     project: &ProjectFile,
-    libs: &[(&str, &str)],
+    lib: &str,
+    version: &str,
+    pair: Option<(&String, &String)>,
 ) -> Result<crate::facts::CodeText> {
     let mut code = crate::facts::CodeText::default();
+    let libs = std::iter::once((lib, version)).chain(pair.map(|(l, v)| (l.as_str(), v.as_str())));
     for (l, v) in libs {
         let tree = source::tree_path(&layout.sources(), l, v)?;
         let scope = Scope::load(&layout.scope_file(l))?;
@@ -1118,11 +1123,13 @@ fn run_facts(layout: &Layout, a: FactsArgs) -> Result<i32> {
             a.api
         );
     }
-    let mut libs = vec![(lib.as_str(), version.as_str())];
-    if let Some((_, l, v)) = &pair {
-        libs.push((l.as_str(), v.as_str()));
-    }
-    let code = code_text(layout, &project, &libs)?;
+    let code = code_text(
+        layout,
+        &project,
+        &lib,
+        &version,
+        pair.as_ref().map(|p| (&p.1, &p.2)),
+    )?;
     let lcfg = project.library(&lib)?;
     let reader = crate::facts::FactReader::new(&code, &lcfg.api_prefix, &lcfg.precisions);
     let mut total = 0;
@@ -1297,11 +1304,13 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
                 .copied()
         });
         let graph = CodeGraph::new(refs[k], pair, &scopes[k]);
-        let mut libs = vec![(lib.as_str(), version.as_str())];
-        if let Some(p) = pair {
-            libs.push((p.lib.as_str(), p.version.as_str()));
-        }
-        let code = code_text(layout, &project, &libs)?;
+        let code = code_text(
+            layout,
+            &project,
+            lib,
+            version,
+            pair.map(|p| (&p.lib, &p.version)),
+        )?;
         let lcfg = project.library(lib)?;
         let reader = crate::facts::FactReader::new(&code, &lcfg.api_prefix, &lcfg.precisions);
         let named: std::collections::BTreeSet<&str> = file

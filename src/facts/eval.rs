@@ -67,8 +67,9 @@ pub fn condition(cond: &str, env: &Env) -> Truth {
     }
 }
 
-/// Evaluates a C++ expression.
-pub fn expression(expr: &str, env: &Env) -> Truth {
+/// Parses and evaluates `expr`: the result, and whether anything in it was decided;
+/// `None` when the text is not one expression.
+fn evaluate(expr: &str, env: &Env) -> Option<(Node, bool)> {
     let (toks, spans) = lex(expr);
     let mut p = Parser {
         t: &toks,
@@ -79,44 +80,30 @@ pub fn expression(expr: &str, env: &Env) -> Truth {
         touched: false,
     };
     let n = p.or();
-    if p.i != toks.len() {
-        return Truth::Open(expr.trim().to_string());
-    }
-    if !p.touched {
-        if let Node::Open(..) = n {
-            return Truth::Open(expr.trim().to_string());
-        }
-    }
-    match n {
-        Node::Int(v) => {
+    (p.i == toks.len()).then_some((n, p.touched))
+}
+
+/// Evaluates a C++ expression.
+pub fn expression(expr: &str, env: &Env) -> Truth {
+    match evaluate(expr, env) {
+        // Nothing decided: what stays open is the text as written.
+        None | Some((Node::Open(..), false)) => Truth::Open(expr.trim().to_string()),
+        Some((Node::Int(v), _)) => {
             if v != 0 {
                 Truth::True
             } else {
                 Truth::False
             }
         }
-        Node::Bool(true) => Truth::True,
-        Node::Bool(false) => Truth::False,
-        Node::Open(r, _) => Truth::Open(r),
+        Some((Node::Bool(true), _)) => Truth::True,
+        Some((Node::Bool(false), _)) => Truth::False,
+        Some((Node::Open(r, _), true)) => Truth::Open(r),
     }
 }
 
 /// The value of an expression, when every part of it is known.
 pub fn value(expr: &str, env: &Env) -> Option<Value> {
-    let (toks, spans) = lex(expr);
-    let mut p = Parser {
-        t: &toks,
-        spans: &spans,
-        src: expr,
-        i: 0,
-        env,
-        touched: false,
-    };
-    let n = p.or();
-    if p.i != toks.len() {
-        return None;
-    }
-    match n {
+    match evaluate(expr, env)?.0 {
         Node::Int(v) => Some(Value::Int(v)),
         Node::Bool(b) => Some(Value::Bool(b)),
         Node::Open(..) => None,
