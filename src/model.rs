@@ -271,6 +271,17 @@ impl ApiFunction {
     }
 }
 
+/// What an API's graph holds that the API never runs, read off its code with what the
+/// API fixes (`facts`): kernels it never launches, with why, and nodes no live call
+/// reaches. Slices keep both out of the paths they show.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NotRun {
+    /// Kernel node -> why the API never launches it.
+    pub kernels: std::collections::BTreeMap<usize, String>,
+    /// Nodes every call of which is under a condition false for the API.
+    pub unreached: std::collections::BTreeSet<usize>,
+}
+
 /// A library's whole index at one pinned version.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LibraryIndex {

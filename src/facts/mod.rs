@@ -257,17 +257,24 @@ impl<'a> FactReader<'a> {
         }
     }
 
-    /// Kernels of the graph this API never launches, with the reason: named for
-    /// another precision, or every launch read under a condition false for it.
-    pub fn dead_kernels(&self, g: &InterfaceGraph) -> BTreeMap<usize, String> {
+    /// What the graph holds that this API never runs: kernels it never launches (named
+    /// for another precision, or every launch read under a condition false for it) and
+    /// nodes no live call reaches.
+    pub fn not_run(&self, g: &InterfaceGraph) -> crate::model::NotRun {
         let binder = Binder::new(self.code, g);
         let mut reached = HashMap::new();
         let l = self.launches(g, &binder, &mut reached);
         let live: BTreeSet<usize> = l.live.iter().map(|(k, ..)| *k).collect();
-        l.dead
-            .into_iter()
-            .filter(|(k, _)| !live.contains(k))
-            .collect()
+        crate::model::NotRun {
+            kernels: l
+                .dead
+                .into_iter()
+                .filter(|(k, _)| !live.contains(k))
+                .collect(),
+            unreached: (0..g.nodes.len())
+                .filter(|&i| g.nodes[i].kind != NodeKind::Kernel && !binder.reached(i))
+                .collect(),
+        }
     }
 
     /// Every launch the graph holds, read with what the API fixes.

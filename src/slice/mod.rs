@@ -224,6 +224,8 @@ pub struct CutSpec<'a> {
     /// For a variant slice: the base form's graph. Functions of the variant's chain
     /// that the base form does not share are shown beside their base counterparts.
     pub base: Option<&'a InterfaceGraph>,
+    /// What the API never runs (read by the facts): no path shown goes through it.
+    pub not_run: Option<&'a crate::model::NotRun>,
 }
 
 /// How much a piece matters to the slice's questions.
@@ -231,6 +233,9 @@ pub struct CutSpec<'a> {
 enum Tier {
     /// The host chain, the argument check, the target whole: always shown.
     Required,
+    /// The path into the other library and the kernel it reaches there: shown within
+    /// an allowance of its own past the required part, so deep paths still fit.
+    Cross,
     /// The target's helpers, the hand-over to a backend, the other library's kernel.
     Near,
     /// Everything else reached, by distance.
@@ -244,6 +249,9 @@ struct Pick<'g> {
     tier: Tier,
     /// Shown whole, never windowed (the target).
     whole: bool,
+    /// Shown as windows around `keep` whatever its size (a step on the path into the
+    /// other library: only the call that leads on matters).
+    compact: bool,
     /// Lines in the node that must be visible (calls to the next step of a chain).
     keep: Vec<u32>,
     /// Label override (base-form counterparts).
@@ -273,6 +281,7 @@ fn add<'g>(
             node,
             tier,
             whole,
+            compact: false,
             keep,
             note,
         });
@@ -292,7 +301,8 @@ pub fn cut(
     trees: &Trees,
     limits: SliceLimits,
 ) -> Result<Slice, SliceError> {
-    let par = target::parents(g);
+    let never = spec.not_run.map(|d| &d.unreached);
+    let par = target::parents(g, never);
     let mut picks: Vec<Pick> = Vec::new();
     let mut focus = SliceFocus::default();
     add(&mut picks, g, 0, Tier::Required, false, vec![], None);
@@ -374,17 +384,52 @@ pub fn cut(
             }
         }
     }
-    // A rocSOLVER slice shows the first rocBLAS kernel it reaches, with its path.
-    if let Some(k) = target::kernels_by_work(g)
+    // A rocSOLVER slice shows a rocBLAS kernel it reaches, with the path there: of the
+    // kernels it launches, one doing work (not a utility) that costs least to show.
+    let cross = target::kernels_by_work(g)
         .into_iter()
-        .find(|&k| g.nodes[k].lib != g.lib && target::lines_of(g, k) <= 200)
-    {
+        .filter(|&k| {
+            g.nodes[k].lib != g.lib
+                && target::lines_of(g, k) <= 200
+                && spec.not_run.is_none_or(|d| !d.kernels.contains_key(&k))
+                && par[k].is_some()
+        })
+        .min_by_key(|&k| {
+            let path = target::path_to(&par, k);
+            // Other-library steps are shown as windows (~30 lines each), the kernel whole.
+            let steps = path
+                .iter()
+                .filter(|(i, _)| *i != k && g.nodes[*i].lib != g.lib)
+                .count() as u32;
+            // A `_64` slice shows the other library's `_64` path where it has one: what
+            // tells its form apart.
+            let wide = path.iter().any(|(i, _)| {
+                let n = &g.nodes[*i];
+                n.lib != g.lib && (n.name.ends_with("_64") || n.file.contains("src64/"))
+            });
+            (
+                target::is_utility_kernel(g, k),
+                variant == "64" && !wide,
+                steps * 30 + target::lines_of(g, k),
+            )
+        });
+    if let Some(k) = cross {
         for (i, line) in target::path_to(&par, k) {
-            if i != 0 {
-                add(&mut picks, g, i, Tier::Required, i == k, vec![line], None);
+            if i == 0 {
+                continue;
+            }
+            if g.nodes[i].lib == g.lib {
+                add(&mut picks, g, i, Tier::Required, false, vec![line], None);
+            } else {
+                add(&mut picks, g, i, Tier::Cross, i == k, vec![line], None);
+                if let Some(p) = picks
+                    .iter_mut()
+                    .find(|p| std::ptr::eq(p.graph, g) && p.node == i)
+                {
+                    p.compact = i != k && p.tier == Tier::Cross;
+                }
             }
         }
-        focus.cross_kernel = g.nodes[k].name.clone();
     }
     // A variant shows the base form of each chain function it does not share.
     if let Some(b) = spec.base {
@@ -474,6 +519,7 @@ pub fn cut(
         }
         let cap = match pk.tier {
             Tier::Required => hard_cap,
+            Tier::Cross => hard_cap.max(required_used) + limits.budget_tokens / 2,
             Tier::Near => hard_cap.min(limits.budget_tokens.max(required_used + 2000)),
             Tier::Context => limits.budget_tokens,
         };
@@ -494,7 +540,7 @@ pub fn cut(
         });
         let mut ranges = vec![(start, end)];
         let whole = block(n, &label, &lines, start, end, expanded.as_deref());
-        if !pk.whole && count_tokens(&whole) > limits.max_piece_tokens {
+        if !pk.whole && (pk.compact || count_tokens(&whole) > limits.max_piece_tokens) {
             ranges = windows(&lines, start, end, &pk.keep);
         }
         let mut texts = Vec::new();
@@ -551,6 +597,20 @@ pub fn cut(
                     text,
                 },
             ));
+        }
+    }
+    // The other library's kernel is named to questions only when it is shown; that it
+    // was reached is kept either way.
+    if let Some(k) = cross {
+        let n = &g.nodes[k];
+        focus
+            .values
+            .insert("cross_reached".into(), format!("{}:{}", n.lib, n.name));
+        if pieces
+            .iter()
+            .any(|(_, p)| p.name == n.name && p.lib == n.lib)
+        {
+            focus.cross_kernel = n.name.clone();
         }
     }
     // Back to call order (pick order: declaration, chain, target, helpers) for reading.

@@ -46,11 +46,12 @@ pub fn lines_of(g: &InterfaceGraph, i: usize) -> u32 {
 }
 
 /// The breadth-first parent of every node: the caller with the smallest depth (then
-/// the earliest discovered), with the line of the call or launch.
-pub fn parents(g: &InterfaceGraph) -> Vec<Option<(usize, u32)>> {
+/// the earliest discovered), with the line of the call or launch. Nodes in `never`
+/// (calls the API never makes) are no one's parent, so no path runs through them.
+pub fn parents(g: &InterfaceGraph, never: Option<&BTreeSet<usize>>) -> Vec<Option<(usize, u32)>> {
     let mut p: Vec<Option<(usize, u32)>> = vec![None; g.nodes.len()];
     for e in &g.edges {
-        if e.to == 0 || e.from == e.to {
+        if e.to == 0 || e.from == e.to || never.is_some_and(|n| n.contains(&e.from)) {
             continue;
         }
         let better = match p[e.to] {
