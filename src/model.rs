@@ -280,6 +280,18 @@ pub struct NotRun {
     pub kernels: std::collections::BTreeMap<usize, String>,
     /// Nodes every call of which is under a condition false for the API.
     pub unreached: std::collections::BTreeSet<usize>,
+    /// `(lib, file, first, last)`: lines from an `if` false for the API to the launch
+    /// it guards; what they test is not a choice this API makes.
+    pub regions: Vec<(String, String, u32, u32)>,
+}
+
+impl NotRun {
+    /// Is line `line` of `file` inside a branch the API never takes?
+    pub fn dead_line(&self, lib: &str, file: &str, line: u32) -> bool {
+        self.regions
+            .iter()
+            .any(|(l, f, a, b)| l == lib && f == file && (*a..=*b).contains(&line))
+    }
 }
 
 /// A library's whole index at one pinned version.

@@ -236,12 +236,17 @@ pub struct FactReader<'a> {
 /// Where a value of a template parameter comes from: the node and its parameters.
 type ParamValues = BTreeMap<String, String>;
 
+/// Why a launch never runs for the API, and the line of the `if` that rules it out.
+type DeadLaunch = (String, u32);
+
 /// The launches of one API's graph: those it makes (kernel node, fact, the kernel's
 /// parameters as set there) and those it never makes (kernel node, why).
 #[derive(Default)]
 struct Launches {
     live: Vec<(usize, Fact, ParamValues)>,
     dead: Vec<(usize, String)>,
+    /// `(lib, file, first, last)` lines of each branch holding a launch never made.
+    regions: Vec<(String, String, u32, u32)>,
 }
 
 impl<'a> FactReader<'a> {
@@ -274,6 +279,7 @@ impl<'a> FactReader<'a> {
             unreached: (0..g.nodes.len())
                 .filter(|&i| g.nodes[i].kind != NodeKind::Kernel && !binder.reached(i))
                 .collect(),
+            regions: l.regions,
         }
     }
 
@@ -306,9 +312,11 @@ impl<'a> FactReader<'a> {
             };
             let pv = template_values(binder, e.from);
             for (mut f, kv, dead) in self.launch_facts(binder, e.from, from, to, &pv) {
-                if let Some(why) = dead {
+                if let Some((why, first)) = dead {
                     out.dead
                         .push((e.to, format!("{} at {}:{}: {why}", to.name, f.file, f.line)));
+                    out.regions
+                        .push((f.lib.clone(), f.file.clone(), first, f.end_line));
                     continue;
                 }
                 if !reach.is_empty() {
@@ -498,7 +506,7 @@ impl<'a> FactReader<'a> {
         from: &GraphNode,
         to: &GraphNode,
         pv: &ParamValues,
-    ) -> Vec<(Fact, ParamValues, Option<String>)> {
+    ) -> Vec<(Fact, ParamValues, Option<DeadLaunch>)> {
         let Some((t, b)) = self.code.body(from) else {
             return Vec::new();
         };
@@ -506,13 +514,24 @@ impl<'a> FactReader<'a> {
             .into_iter()
             .map(|(line, la)| {
                 let env = binder.env_at(i, la.start);
+                let at = b.conds_at(la.start).1;
                 let (mut f, kv) = self.launch_fact(from, to, &t, &b, line, la, pv);
                 match decided(&f.conditions, &env) {
                     Ok(open) => {
                         f.conditions = open;
                         (f, kv, None)
                     }
-                    Err(why) => (f, kv, Some(why)),
+                    Err(why) => {
+                        // The dead branch starts at the `if` whose condition is false.
+                        let first = f
+                            .conditions
+                            .iter()
+                            .position(|c| condition(c, &env) == Truth::False)
+                            .and_then(|k| at.get(k))
+                            .map(|&o| t.line_of(o))
+                            .unwrap_or(f.line);
+                        (f, kv, Some((why, first)))
+                    }
                 }
             })
             .collect()

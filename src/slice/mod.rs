@@ -631,7 +631,7 @@ pub fn cut(
         .collect();
     chain_files.retain(|f| !f.is_empty());
     focus.chain_files = chain_files.into_iter().collect();
-    values::read(&mut focus, &pieces, trees, g, spec.target);
+    values::read(&mut focus, &pieces, trees, g, spec.target, spec.not_run);
     let files: BTreeSet<(&str, &str)> = pieces
         .iter()
         .filter(|p| p.role != PieceRole::Declaration)

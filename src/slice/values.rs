@@ -60,10 +60,14 @@ pub fn read(
     trees: &Trees,
     g: &InterfaceGraph,
     target: Option<usize>,
+    not_run: Option<&crate::model::NotRun>,
 ) {
     let p = patterns();
+    // A size or architecture test inside a branch the API never takes is no choice of
+    // its own: no question is built on it.
+    let dead = |q: &SlicePiece, l: u32| not_run.is_some_and(|d| d.dead_line(&q.lib, &q.file, l));
     let Some(t) = target else {
-        threshold(focus, pieces, trees);
+        threshold(focus, pieces, trees, &dead);
         return;
     };
     let n = &g.nodes[t];
@@ -145,13 +149,18 @@ pub fn read(
             }
         }
     }
-    threshold(focus, pieces, trees);
-    scan(focus, pieces, trees);
+    threshold(focus, pieces, trees, &dead);
+    scan(focus, pieces, trees, &dead);
 }
 
 /// Sites anywhere in the shown code: grid limits, `info` writes, architecture tests,
 /// the workspace-size function.
-fn scan(focus: &mut SliceFocus, pieces: &[SlicePiece], trees: &Trees) {
+fn scan(
+    focus: &mut SliceFocus,
+    pieces: &[SlicePiece],
+    trees: &Trees,
+    dead: &dyn Fn(&SlicePiece, u32) -> bool,
+) {
     let p = patterns();
     for q in pieces {
         let lower = q.name.to_ascii_lowercase();
@@ -166,6 +175,9 @@ fn scan(focus: &mut SliceFocus, pieces: &[SlicePiece], trees: &Trees) {
         for l in q.start..=q.end {
             let text = lines.get(l as usize - 1).map(String::as_str).unwrap_or("");
             if text.trim_start().starts_with("//") || text.trim_start().starts_with('*') {
+                continue;
+            }
+            if dead(q, l) {
                 continue;
             }
             for (key, re) in [("grid_limit", &p.grid_limit), ("arch", &p.arch)] {
@@ -226,7 +238,12 @@ pub fn selects_path(text: &str) -> bool {
 }
 
 /// The first size threshold (`n <= 1024 && batch_count >= 256`) in the host chain.
-fn threshold(focus: &mut SliceFocus, pieces: &[SlicePiece], trees: &Trees) {
+fn threshold(
+    focus: &mut SliceFocus,
+    pieces: &[SlicePiece],
+    trees: &Trees,
+    dead: &dyn Fn(&SlicePiece, u32) -> bool,
+) {
     let p = patterns();
     for q in pieces.iter().filter(|q| focus.chain.contains(&q.name)) {
         let Ok(lines) = trees.lines(&q.lib, &q.file) else {
@@ -234,7 +251,7 @@ fn threshold(focus: &mut SliceFocus, pieces: &[SlicePiece], trees: &Trees) {
         };
         for l in q.start..=q.end {
             let text = lines.get(l as usize - 1).map(String::as_str).unwrap_or("");
-            if text.trim_start().starts_with("//") {
+            if text.trim_start().starts_with("//") || dead(q, l) {
                 continue;
             }
             if let Some(c) = p.cond.captures(text.trim()) {
