@@ -192,6 +192,16 @@ fn pairs() -> Vec<(usize, String, String, &'static str)> {
             "rocblas_axpy_kernel",
             "rocblas_scal_kernels.hpp:216",
         ),
+        // A kernel written in the API's own launcher that it never launches:
+        // rocblas_hscal_mlt_4_kernel (rocblas_scal_kernels.hpp:255) is the half-precision
+        // branch, `using_rocblas_half && incx == 1`, false for float.
+        both(
+            0,
+            "With incx == 1 and float data, rocblas_sscal launches {} through rocblas_internal_scal_launcher in device or host pointer mode alike.",
+            "rocblas_sscal_2_kernel",
+            "rocblas_hscal_mlt_4_kernel",
+            "never does: rocblas_hscal_mlt_4_kernel at library/src/blas1/rocblas_scal_kernels.hpp:2",
+        ),
         // A wrong block size: dim3 threads(NB) with NB = ROCBLAS_SCAL_NB = 256
         // (rocblas_scal_kernels.hpp:289-292).
         both(

@@ -233,6 +233,8 @@ struct Known<'a> {
     shared: BTreeMap<&'a str, Vec<&'a Fact>>,
     checks: Vec<StatusFact<'a>>,
     numeric_args: BTreeSet<String>,
+    /// Kernels the API's code writes a launch of but the API never makes, with why.
+    never: BTreeMap<&'a str, &'a str>,
 }
 
 impl<'a> Known<'a> {
@@ -240,6 +242,11 @@ impl<'a> Known<'a> {
         let mut k = Known::default();
         let family = api.family.as_str();
         let ident = &patterns().ident;
+        for why in &api.excluded {
+            if let Some((name, _)) = why.split_once(" at ") {
+                k.never.entry(name).or_insert(why.as_str());
+            }
+        }
         for f in &api.facts {
             match f.kind {
                 FactKind::Launch => {
@@ -367,7 +374,13 @@ impl<'a> Known<'a> {
             }
             k.checks.extend(p.checks.iter().cloned());
             k.numeric_args.extend(p.numeric_args.iter().cloned());
+            for (n, why) in &p.never {
+                k.never.entry(n).or_insert(why);
+            }
         }
+        // A kernel one of the APIs launches is not ruled out by another's reading.
+        let launched: BTreeSet<&str> = k.launched.keys().copied().collect();
+        k.never.retain(|n, _| !launched.contains(n));
         k
     }
 }
@@ -455,6 +468,14 @@ fn kernels(
             continue;
         }
         *claims += 1;
+        let api = apis.first().map(String::as_str).unwrap_or("the API");
+        if let (false, Some(why)) = (k.launched.contains_key(w), k.never.get(w)) {
+            // Written in its code, but under a condition false for it (or for another
+            // precision): the reason is the fact.
+            return Some(format!(
+                "the answer says {api} launches {w}; it never does: {why}"
+            ));
+        }
         if !k.launched.contains_key(w) {
             let runs: Vec<String> = k
                 .launched
@@ -462,8 +483,7 @@ fn kernels(
                 .map(|(n, fs)| format!("{n} ({})", at(fs[0])))
                 .collect();
             return Some(format!(
-                "the answer says {} launches {w}; the facts of its code launch only {}",
-                apis.first().map(String::as_str).unwrap_or("the API"),
+                "the answer says {api} launches {w}; the facts of its code launch only {}",
                 runs.join(", ")
             ));
         }
