@@ -27,6 +27,18 @@ pub struct Binder<'a> {
     g: &'a InterfaceGraph,
     /// Per node: its bindings, and whether the API reaches it at all.
     memo: RefCell<HashMap<usize, (Rc<Env>, bool)>>,
+    /// Per node: its local constants and aliases, read once, in order.
+    locals: RefCell<HashMap<usize, Rc<Vec<Local>>>>,
+}
+
+/// A constant or type alias a body declares: where its declaration ends, its name,
+/// and what it is (`None`: not known, which also hides an outer value of that name).
+#[derive(Debug, Clone)]
+struct Local {
+    end: usize,
+    name: String,
+    value: Option<Value>,
+    is_type: bool,
 }
 
 /// One place a function is called or a kernel launched: the template arguments
@@ -44,6 +56,7 @@ impl<'a> Binder<'a> {
             code,
             g,
             memo: RefCell::new(HashMap::new()),
+            locals: RefCell::new(HashMap::new()),
         }
     }
 
@@ -75,11 +88,36 @@ impl<'a> Binder<'a> {
     /// constants and type aliases the body declares before `at`.
     pub fn env_at(&self, i: usize, at: usize) -> Env {
         let mut env = (*self.env(i)).clone();
-        if let Some((t, b)) = self.code.body(&self.g.nodes[i]) {
-            let at = at.clamp(b.open, b.close);
-            locals(&t.s[b.open..at], &mut env);
+        for l in self.locals_of(i).iter().take_while(|l| l.end <= at) {
+            match &l.value {
+                Some(v) => {
+                    env.values.insert(l.name.clone(), v.clone());
+                }
+                None => {
+                    env.values.remove(&l.name);
+                    if l.is_type {
+                        env.params.insert(l.name.clone());
+                    }
+                }
+            }
         }
         env
+    }
+
+    /// The locals of node `i`'s body, each read with its node's bindings and the
+    /// locals before it (so any prefix of them is what the body knows at that point).
+    fn locals_of(&self, i: usize) -> Rc<Vec<Local>> {
+        if let Some(l) = self.locals.borrow().get(&i) {
+            return l.clone();
+        }
+        let mut out = Vec::new();
+        if let Some((t, b)) = self.code.body(&self.g.nodes[i]) {
+            let mut env = (*self.env(i)).clone();
+            locals(&t.s[b.open..b.close], b.open, &mut env, &mut out);
+        }
+        let out = Rc::new(out);
+        self.locals.borrow_mut().insert(i, out.clone());
+        out
     }
 
     fn compute(&self, i: usize) -> (Env, bool) {
@@ -430,7 +468,7 @@ fn deduce(ty: &str, arg_ty: &str, params: &BTreeSet<String>, got: &mut BTreeMap<
 
 /// Constants (`static constexpr int DIM_X = 128;`, `constexpr bool is_float = ...;`) and
 /// type aliases (`using T2 = float;`) a body declares, added to `env` in order.
-fn locals(text: &str, env: &mut Env) {
+fn locals(text: &str, base: usize, env: &mut Env, out: &mut Vec<Local>) {
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         Regex::new(
@@ -439,26 +477,35 @@ fn locals(text: &str, env: &mut Env) {
         .expect("static regex")
     });
     for c in re.captures_iter(text) {
-        if let (Some(n), Some(e)) = (c.get(1), c.get(2)) {
-            match value(e.as_str(), env) {
-                Some(v) => {
-                    env.values.insert(n.as_str().to_string(), v);
-                }
-                None => {
-                    env.values.remove(n.as_str());
-                }
-            }
+        let end = base + c.get(0).map_or(0, |m| m.end());
+        let (name, value, is_type) = if let (Some(n), Some(e)) = (c.get(1), c.get(2)) {
+            (n.as_str(), value(e.as_str(), env), false)
         } else if let (Some(n), Some(e)) = (c.get(3), c.get(4)) {
-            match resolve_type(e.as_str(), env) {
-                Some(ty) => {
-                    env.values.insert(n.as_str().to_string(), Value::Type(ty));
-                }
-                None => {
-                    env.values.remove(n.as_str());
-                    env.params.insert(n.as_str().to_string());
+            (
+                n.as_str(),
+                resolve_type(e.as_str(), env).map(Value::Type),
+                true,
+            )
+        } else {
+            continue;
+        };
+        match &value {
+            Some(v) => {
+                env.values.insert(name.to_string(), v.clone());
+            }
+            None => {
+                env.values.remove(name);
+                if is_type {
+                    env.params.insert(name.to_string());
                 }
             }
         }
+        out.push(Local {
+            end,
+            name: name.to_string(),
+            value,
+            is_type,
+        });
     }
 }
 
@@ -486,10 +533,15 @@ mod tests {
         let mut env = Env::default();
         env.values.insert("Ty".into(), Value::Type("float*".into()));
         env.params.insert("Ty".into());
+        let mut seen = Vec::new();
         locals(
             "{ static constexpr bool using_rocblas_float = std::is_same_v<Ty, rocblas_float*> || std::is_same_v<Ty, rocblas_float* const*>;\n static constexpr API_INT batch_count_1 = 1;\n constexpr int DIM_Y = batch_count_1 * 8;",
+            0,
             &mut env,
+            &mut seen,
         );
+        assert_eq!(seen.len(), 3);
+        assert!(seen.windows(2).all(|w| w[0].end < w[1].end));
         assert_eq!(
             env.values.get("using_rocblas_float"),
             Some(&Value::Bool(true))

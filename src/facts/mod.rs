@@ -268,7 +268,7 @@ impl<'a> FactReader<'a> {
     pub fn not_run(&self, g: &InterfaceGraph) -> crate::model::NotRun {
         let binder = Binder::new(self.code, g);
         let mut reached = HashMap::new();
-        let l = self.launches(g, &binder, &mut reached);
+        let l = self.launches(g, &binder, &mut reached, false);
         let live: BTreeSet<usize> = l.live.iter().map(|(k, ..)| *k).collect();
         crate::model::NotRun {
             kernels: l
@@ -276,8 +276,9 @@ impl<'a> FactReader<'a> {
                 .into_iter()
                 .filter(|(k, _)| !live.contains(k))
                 .collect(),
+            // Host functions: the steps a path shown may go through.
             unreached: (0..g.nodes.len())
-                .filter(|&i| g.nodes[i].kind != NodeKind::Kernel && !binder.reached(i))
+                .filter(|&i| g.nodes[i].kind == NodeKind::Function && !binder.reached(i))
                 .collect(),
             regions: l.regions,
         }
@@ -289,6 +290,7 @@ impl<'a> FactReader<'a> {
         g: &InterfaceGraph,
         binder: &Binder,
         reached: &mut HashMap<usize, Option<Vec<String>>>,
+        detail: bool,
     ) -> Launches {
         let mut out = Launches::default();
         for e in g.edges.iter().filter(|e| e.kind == EdgeKind::Launch) {
@@ -310,8 +312,12 @@ impl<'a> FactReader<'a> {
                 ));
                 continue;
             };
-            let pv = template_values(binder, e.from);
-            for (mut f, kv, dead) in self.launch_facts(binder, e.from, from, to, &pv) {
+            let pv = if detail {
+                template_values(binder, e.from)
+            } else {
+                ParamValues::new()
+            };
+            for (mut f, kv, dead) in self.launch_facts(binder, e.from, (from, to), &pv, detail) {
                 if let Some((why, first)) = dead {
                     out.dead
                         .push((e.to, format!("{} at {}:{}: {why}", to.name, f.file, f.line)));
@@ -335,7 +341,7 @@ impl<'a> FactReader<'a> {
         let mut kernel_values: HashMap<usize, Vec<ParamValues>> = HashMap::new();
         let mut reached: HashMap<usize, Option<Vec<String>>> = HashMap::new();
         // Launches first: they decide which kernels run and with which parameters.
-        let l = self.launches(g, &binder, &mut reached);
+        let l = self.launches(g, &binder, &mut reached, true);
         let excluded: Vec<String> = l.dead.into_iter().map(|(_, why)| why).collect();
         for (k, f, kv) in l.live {
             kernel_values.entry(k).or_default().push(kv);
@@ -503,9 +509,9 @@ impl<'a> FactReader<'a> {
         &self,
         binder: &Binder,
         i: usize,
-        from: &GraphNode,
-        to: &GraphNode,
+        (from, to): (&GraphNode, &GraphNode),
         pv: &ParamValues,
+        detail: bool,
     ) -> Vec<(Fact, ParamValues, Option<DeadLaunch>)> {
         let Some((t, b)) = self.code.body(from) else {
             return Vec::new();
@@ -515,7 +521,25 @@ impl<'a> FactReader<'a> {
             .map(|(line, la)| {
                 let env = binder.env_at(i, la.start);
                 let at = b.conds_at(la.start).1;
-                let (mut f, kv) = self.launch_fact(from, to, &t, &b, line, la, pv);
+                let (mut f, kv) = if detail {
+                    self.launch_fact(from, to, &t, &b, line, la, pv)
+                } else {
+                    // Only what decides whether it runs: where it is and its conditions.
+                    let (first, last) = launch_lines(&t, &b, line, &la);
+                    let f = Fact {
+                        kind: FactKind::Launch,
+                        subject: to.name.clone(),
+                        function: from.name.clone(),
+                        lib: from.lib.clone(),
+                        file: from.file.clone(),
+                        line: first,
+                        end_line: last,
+                        function_lines: (from.start_line, from.end_line),
+                        values: BTreeMap::new(),
+                        conditions: b.conds_at(la.start).0,
+                    };
+                    (f, ParamValues::new())
+                };
                 match decided(&f.conditions, &env) {
                     Ok(open) => {
                         f.conditions = open;
@@ -548,13 +572,8 @@ impl<'a> FactReader<'a> {
         la: LaunchArgs,
         pv: &ParamValues,
     ) -> (Fact, ParamValues) {
-        let (conds, at) = b.conds_at(la.start);
-        let first = at
-            .iter()
-            .rev()
-            .find(|&&o| o >= b.open)
-            .map(|&o| t.line_of(o))
-            .unwrap_or(line);
+        let (conds, _) = b.conds_at(la.start);
+        let (first_line, last_line) = launch_lines(t, b, line, &la);
         let mut v = BTreeMap::new();
         let body_before = &t.s[b.open..la.start];
         let pv = &local_constants(body_before, pv);
@@ -621,8 +640,8 @@ impl<'a> FactReader<'a> {
                 function: from.name.clone(),
                 lib: from.lib.clone(),
                 file: from.file.clone(),
-                line: first.min(t.line_of(la.start)),
-                end_line: t.line_of(la.end).max(line),
+                line: first_line,
+                end_line: last_line,
                 function_lines: (from.start_line, from.end_line),
                 values: v,
                 conditions: conds,
@@ -860,6 +879,20 @@ impl<'a> FactReader<'a> {
         }
         out
     }
+}
+
+/// The lines a launch fact spans: from the innermost `if` around it (or the launch)
+/// to the launch's end.
+fn launch_lines(t: &Text, b: &Body, line: u32, la: &LaunchArgs) -> (u32, u32) {
+    let first = b
+        .conds_at(la.start)
+        .1
+        .iter()
+        .rev()
+        .find(|&&o| o >= b.open)
+        .map(|&o| t.line_of(o))
+        .unwrap_or(line);
+    (first.min(t.line_of(la.start)), t.line_of(la.end).max(line))
 }
 
 /// Conditions read with what the API fixes: the ones still open, or why the code
