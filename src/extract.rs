@@ -169,7 +169,7 @@ fn kernel_has_sync(g: &crate::model::InterfaceGraph, k: usize, trees: &Trees) ->
 
 /// One line per kernel of the graph its API never launches, for kernels of its own
 /// family's code: those named for another precision are left unsaid (their names tell).
-fn not_run_notes(g: &crate::model::InterfaceGraph, dead: &crate::model::NotRun) -> Vec<String> {
+fn not_run_notes(g: &crate::model::InterfaceGraph, dead: &crate::model::WhatRuns) -> Vec<String> {
     const SHOWN: usize = 8;
     dead.kernels
         .iter()
@@ -245,7 +245,7 @@ pub fn plan_run(
             if g.nodes.len() < 2 {
                 continue;
             }
-            let dead = runs.map(|r| r.not_run(&g)).unwrap_or_default();
+            let dead = runs.map(|r| r.what_runs(&g)).unwrap_or_default();
             let kernels: Vec<usize> = crate::slice::target::kernels_by_work(&g)
                 .into_iter()
                 .filter(|&k| {
@@ -257,7 +257,7 @@ pub fn plan_run(
             let spec = CutSpec {
                 target: kernels.first().copied(),
                 base: base_graph.as_ref().filter(|_| !variant.is_empty()),
-                not_run: Some(&dead),
+                runs: Some(&dead),
             };
             let mut s = cut(&g, &apis, &variant, spec, indexes, trees, p.limits)?;
             s.focus.not_run = not_run_notes(&g, &dead);
@@ -271,7 +271,7 @@ pub fn plan_run(
                     let spec = CutSpec {
                         target: Some(k),
                         base: None,
-                        not_run: Some(&dead),
+                        runs: Some(&dead),
                     };
                     let mut s2 = cut(&g, &apis, &variant, spec, indexes, trees, p.limits)?;
                     s2.focus.not_run = not_run_notes(&g, &dead);

@@ -271,11 +271,12 @@ impl ApiFunction {
     }
 }
 
-/// What an API's graph holds that the API never runs, read off its code with what the
-/// API fixes (`facts`): kernels it never launches, with why, and nodes no live call
-/// reaches. Slices keep both out of the paths they show.
+/// What of an API's graph the API runs, read off its code with what the API fixes
+/// (`facts`): kernels it never launches, with why; nodes no live call reaches; the
+/// branches it never takes; the conditions each launch it makes is under. Slices keep
+/// what never runs out of the paths they show and ask about the conditions that hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NotRun {
+pub struct WhatRuns {
     /// Kernel node -> why the API never launches it.
     pub kernels: std::collections::BTreeMap<usize, String>,
     /// Nodes every call of which is under a condition false for the API.
@@ -283,9 +284,12 @@ pub struct NotRun {
     /// `(lib, file, first, last)`: lines from an `if` false for the API to the launch
     /// it guards; what they test is not a choice this API makes.
     pub regions: Vec<(String, String, u32, u32)>,
+    /// `(file, line)` of a launch edge the API makes -> the conditions in the launching
+    /// function still open for the API (decided parts dropped), of its first live launch.
+    pub launch_conditions: std::collections::BTreeMap<(String, u32), Vec<String>>,
 }
 
-impl NotRun {
+impl WhatRuns {
     /// Is line `line` of `file` inside a branch the API never takes?
     pub fn dead_line(&self, lib: &str, file: &str, line: u32) -> bool {
         self.regions

@@ -478,12 +478,17 @@ impl<'a> Parser<'a> {
                 let inner = self.or();
                 if matches!(self.peek(), Some(Tok::Close(')'))) {
                     self.i += 1;
-                    // A cast `(T)x` or a call through parentheses: not evaluated.
+                    // A cast `(API_INT)1` keeps a known integer's value; anything else
+                    // behind parentheses (a call through them) is not evaluated.
                     if matches!(
                         self.peek(),
                         Some(Tok::Name(_) | Tok::Num(_) | Tok::Open('('))
                     ) {
-                        let _ = self.postfix();
+                        let operand = self.postfix();
+                        if let (Node::Open(..), Node::Int(_) | Node::Bool(_)) = (&inner, &operand) {
+                            self.touched = true;
+                            return operand;
+                        }
                         return Node::Open(self.text(start, self.i), false);
                     }
                     return match inner {
@@ -819,5 +824,18 @@ mod tests {
         assert_eq!(value("x + 1", &e), None);
         assert_eq!(value("(int)n", &e), None);
         assert_eq!(value("handle->x", &e), None);
+    }
+}
+#[cfg(test)]
+mod casts {
+    use super::*;
+    #[test]
+    fn a_cast_keeps_a_known_integer() {
+        let mut e = Env::default();
+        e.values
+            .insert("API_INT".into(), Value::Type("int32_t".into()));
+        e.params.insert("API_INT".into());
+        assert_eq!(value("( API_INT ) 1", &e), Some(Value::Int(1)));
+        assert_eq!(value("(API_INT)1", &e), Some(Value::Int(1)));
     }
 }

@@ -247,6 +247,9 @@ struct Launches {
     dead: Vec<(usize, String)>,
     /// `(lib, file, first, last)` lines of each branch holding a launch never made.
     regions: Vec<(String, String, u32, u32)>,
+    /// Per launch edge `(file, line)`: the launching function's own open conditions at
+    /// its first live launch.
+    own_conditions: BTreeMap<(String, u32), Vec<String>>,
 }
 
 impl<'a> FactReader<'a> {
@@ -265,12 +268,12 @@ impl<'a> FactReader<'a> {
     /// What the graph holds that this API never runs: kernels it never launches (named
     /// for another precision, or every launch read under a condition false for it) and
     /// nodes no live call reaches.
-    pub fn not_run(&self, g: &InterfaceGraph) -> crate::model::NotRun {
+    pub fn what_runs(&self, g: &InterfaceGraph) -> crate::model::WhatRuns {
         let binder = Binder::new(self.code, g);
         let mut reached = HashMap::new();
         let l = self.launches(g, &binder, &mut reached, false);
         let live: BTreeSet<usize> = l.live.iter().map(|(k, ..)| *k).collect();
-        crate::model::NotRun {
+        crate::model::WhatRuns {
             kernels: l
                 .dead
                 .into_iter()
@@ -281,6 +284,7 @@ impl<'a> FactReader<'a> {
                 .filter(|&i| g.nodes[i].kind == NodeKind::Function && !binder.reached(i))
                 .collect(),
             regions: l.regions,
+            launch_conditions: l.own_conditions,
         }
     }
 
@@ -325,6 +329,9 @@ impl<'a> FactReader<'a> {
                         .push((f.lib.clone(), f.file.clone(), first, f.end_line));
                     continue;
                 }
+                out.own_conditions
+                    .entry((e.file.clone(), e.line))
+                    .or_insert_with(|| f.conditions.clone());
                 if !reach.is_empty() {
                     f.conditions.splice(0..0, reach.iter().cloned());
                 }

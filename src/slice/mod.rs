@@ -67,6 +67,20 @@ pub struct SliceLimits {
     pub max_piece_tokens: usize,
 }
 
+impl SliceLimits {
+    /// What the required part (host chain, argument check, target whole) may use: an
+    /// L3 question needs the whole chain.
+    pub fn required_tokens(&self) -> usize {
+        self.budget_tokens * 2
+    }
+
+    /// The most a slice's pieces may use: the required part plus the allowance for the
+    /// path into the other library and the kernel it reaches there.
+    pub fn max_tokens(&self) -> usize {
+        self.required_tokens() + self.budget_tokens / 2
+    }
+}
+
 impl Default for SliceLimits {
     fn default() -> Self {
         SliceLimits {
@@ -225,7 +239,7 @@ pub struct CutSpec<'a> {
     /// that the base form does not share are shown beside their base counterparts.
     pub base: Option<&'a InterfaceGraph>,
     /// What the API never runs (read by the facts): no path shown goes through it.
-    pub not_run: Option<&'a crate::model::NotRun>,
+    pub runs: Option<&'a crate::model::WhatRuns>,
 }
 
 /// How much a piece matters to the slice's questions.
@@ -301,7 +315,7 @@ pub fn cut(
     trees: &Trees,
     limits: SliceLimits,
 ) -> Result<Slice, SliceError> {
-    let never = spec.not_run.map(|d| &d.unreached);
+    let never = spec.runs.map(|d| &d.unreached);
     let par = target::parents(g, never);
     let mut picks: Vec<Pick> = Vec::new();
     let mut focus = SliceFocus::default();
@@ -391,7 +405,7 @@ pub fn cut(
         .filter(|&k| {
             g.nodes[k].lib != g.lib
                 && target::lines_of(g, k) <= 200
-                && spec.not_run.is_none_or(|d| !d.kernels.contains_key(&k))
+                && spec.runs.is_none_or(|d| !d.kernels.contains_key(&k))
                 && par[k].is_some()
         })
         .min_by_key(|&k| {
@@ -483,7 +497,7 @@ pub fn cut(
     // Fill: required pieces up to twice the budget (an L3 question needs room), the
     // near ones while under the budget or the required part plus a margin, context
     // while under the budget.
-    let hard_cap = limits.budget_tokens * 2;
+    let hard_cap = limits.required_tokens();
     // Numerics checking is the same for every API: its code stays out of slices.
     let computing = g.reachable_without(EdgeKind::CheckNumerics);
     let base_computing = spec
@@ -519,7 +533,7 @@ pub fn cut(
         }
         let cap = match pk.tier {
             Tier::Required => hard_cap,
-            Tier::Cross => hard_cap.max(required_used) + limits.budget_tokens / 2,
+            Tier::Cross => limits.max_tokens(),
             Tier::Near => hard_cap.min(limits.budget_tokens.max(required_used + 2000)),
             Tier::Context => limits.budget_tokens,
         };
@@ -631,7 +645,7 @@ pub fn cut(
         .collect();
     chain_files.retain(|f| !f.is_empty());
     focus.chain_files = chain_files.into_iter().collect();
-    values::read(&mut focus, &pieces, trees, g, spec.target, spec.not_run);
+    values::read(&mut focus, &pieces, trees, g, spec.target, spec.runs);
     let files: BTreeSet<(&str, &str)> = pieces
         .iter()
         .filter(|p| p.role != PieceRole::Declaration)

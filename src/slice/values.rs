@@ -60,12 +60,12 @@ pub fn read(
     trees: &Trees,
     g: &InterfaceGraph,
     target: Option<usize>,
-    not_run: Option<&crate::model::NotRun>,
+    runs: Option<&crate::model::WhatRuns>,
 ) {
     let p = patterns();
     // A size or architecture test inside a branch the API never takes is no choice of
     // its own: no question is built on it.
-    let dead = |q: &SlicePiece, l: u32| not_run.is_some_and(|d| d.dead_line(&q.lib, &q.file, l));
+    let dead = |q: &SlicePiece, l: u32| runs.is_some_and(|d| d.dead_line(&q.lib, &q.file, l));
     let Some(t) = target else {
         threshold(focus, pieces, trees, &dead);
         return;
@@ -134,12 +134,38 @@ pub fn read(
                         .values
                         .insert("shape".into(), format!("dim3 {}", dims.join(", dim3 ")));
                 }
-                for l in (lp.start.max(line.saturating_sub(25))..line).rev() {
-                    if let Some(c) = p.cond.captures(body(l).trim()) {
-                        let cond = c[1].trim();
-                        if cond.len() > 2 && !cond.contains("hipSuccess") {
-                            focus.values.insert("condition".into(), clip(cond, 90));
-                            break;
+                // The conditions the facts read for this launch, with what the API
+                // fixes: exact, and none when the launch is unconditional for it. Without
+                // them, the nearest `if` above the launch.
+                match runs.and_then(|d| d.launch_conditions.get(&(file.clone(), line))) {
+                    Some(conds) => {
+                        let open: Vec<String> = conds
+                            .iter()
+                            .filter(|c| !c.starts_with("loop:") && !c.starts_with("switch ("))
+                            .map(|c| {
+                                if c.contains("||") && !c.starts_with("not (") {
+                                    format!("({c})")
+                                } else {
+                                    c.clone()
+                                }
+                            })
+                            .collect();
+                        if !open.is_empty() {
+                            // All of them hold where it launches: one conjunction.
+                            focus
+                                .values
+                                .insert("condition".into(), clip(&open.join(" && "), 120));
+                        }
+                    }
+                    None => {
+                        for l in (lp.start.max(line.saturating_sub(25))..line).rev() {
+                            if let Some(c) = p.cond.captures(body(l).trim()) {
+                                let cond = c[1].trim();
+                                if cond.len() > 2 && !cond.contains("hipSuccess") {
+                                    focus.values.insert("condition".into(), clip(cond, 90));
+                                    break;
+                                }
+                            }
                         }
                     }
                 }
