@@ -19,7 +19,7 @@ use regex::Regex;
 use super::code::{split_args, Body, Scanner, Text};
 use super::eval::{resolve_type, value, Env, Value};
 use super::CodeText;
-use crate::model::{EdgeKind, InterfaceGraph};
+use crate::model::InterfaceGraph;
 
 /// Bindings of the nodes of one graph, computed on demand.
 pub struct Binder<'a> {
@@ -136,21 +136,8 @@ impl<'a> Binder<'a> {
             return (env, true);
         };
         env.params = own.template.iter().map(|(p, _)| p.clone()).collect();
-        let callers: Vec<usize> = self
-            .g
-            .edges
-            .iter()
-            .filter(|e| {
-                e.to == i
-                    && e.from != i
-                    && matches!(
-                        e.kind,
-                        EdgeKind::Call
-                            | EdgeKind::MacroCall
-                            | EdgeKind::CrossLibrary
-                            | EdgeKind::Launch
-                    )
-            })
+        // Launches set a kernel's parameters as calls set a function's.
+        let callers: Vec<usize> = super::callers_of(self.g, i, true)
             .map(|e| e.from)
             .collect::<BTreeSet<_>>()
             .into_iter()

@@ -455,18 +455,7 @@ impl<'a> FactReader<'a> {
         if depth > 16 {
             return Some(Vec::new());
         }
-        let callers: Vec<&crate::model::GraphEdge> = g
-            .edges
-            .iter()
-            .filter(|e| {
-                e.to == i
-                    && e.from != i
-                    && matches!(
-                        e.kind,
-                        EdgeKind::Call | EdgeKind::MacroCall | EdgeKind::CrossLibrary
-                    )
-            })
-            .collect();
+        let callers: Vec<&crate::model::GraphEdge> = callers_of(g, i, false).collect();
         let mut common: Option<Vec<String>> = None;
         let mut any_caller = false;
         for e in &callers {
@@ -900,6 +889,23 @@ fn launch_lines(t: &Text, b: &Body, line: u32, la: &LaunchArgs) -> (u32, u32) {
         .map(|&o| t.line_of(o))
         .unwrap_or(line);
     (first.min(t.line_of(la.start)), t.line_of(la.end).max(line))
+}
+
+/// The edges by which node `i` is called (and, with `launches`, launched) from
+/// another node.
+fn callers_of(
+    g: &InterfaceGraph,
+    i: usize,
+    launches: bool,
+) -> impl Iterator<Item = &crate::model::GraphEdge> {
+    g.edges.iter().filter(move |e| {
+        e.to == i
+            && e.from != i
+            && (matches!(
+                e.kind,
+                EdgeKind::Call | EdgeKind::MacroCall | EdgeKind::CrossLibrary
+            ) || (launches && e.kind == EdgeKind::Launch))
+    })
 }
 
 /// Conditions read with what the API fixes: the ones still open, or why the code
