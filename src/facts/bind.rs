@@ -41,6 +41,24 @@ struct Local {
     is_type: bool,
 }
 
+/// What the binder reads off a definition's text, kept across graphs: the same
+/// launchers and templates recur in the graphs of every precision and form.
+#[derive(Default)]
+pub struct TextCache {
+    heads: RefCell<HashMap<DefId, Option<Rc<Head>>>>,
+    sites: RefCell<HashMap<SitesKey, Rc<Vec<Site>>>>,
+}
+
+/// The sites of one callee (or, `true`, one launched kernel) in one caller.
+type SitesKey = (DefId, String, bool);
+
+/// A definition: `(lib, file, name, line)`.
+type DefId = (String, String, String, u32);
+
+fn def_id(n: &crate::model::GraphNode) -> DefId {
+    (n.lib.clone(), n.file.clone(), n.name.clone(), n.line)
+}
+
 /// One place a function is called or a kernel launched: the template arguments
 /// written there and the call's arguments.
 struct Site {
@@ -120,19 +138,35 @@ impl<'a> Binder<'a> {
         out
     }
 
+    /// The head of node `n`'s definition, read once per run.
+    fn head_of(&self, n: &crate::model::GraphNode, t: &Text, b: &Body) -> Option<Rc<Head>> {
+        let key = def_id(n);
+        if let Some(h) = self.code.bind_cache.heads.borrow().get(&key) {
+            return h.clone();
+        }
+        let h = head(
+            t,
+            b,
+            &n.name,
+            t.offset(n.line.max(1)),
+            t.offset(n.start_line.max(1)),
+        )
+        .map(Rc::new);
+        self.code
+            .bind_cache
+            .heads
+            .borrow_mut()
+            .insert(key, h.clone());
+        h
+    }
+
     fn compute(&self, i: usize) -> (Env, bool) {
         let n = &self.g.nodes[i];
         let mut env = Env::default();
         let Some((t, b)) = self.code.body(n) else {
             return (env, true);
         };
-        let Some(own) = head(
-            &t,
-            &b,
-            &n.name,
-            t.offset(n.line.max(1)),
-            t.offset(n.start_line.max(1)),
-        ) else {
+        let Some(own) = self.head_of(n, &t, &b) else {
             return (env, true);
         };
         env.params = own.template.iter().map(|(p, _)| p.clone()).collect();
@@ -154,24 +188,29 @@ impl<'a> Binder<'a> {
             if !self.reached(c) {
                 continue;
             }
-            let chead = head(
-                &ct,
-                &cb,
-                &caller.name,
-                ct.offset(caller.line.max(1)),
-                ct.offset(caller.start_line.max(1)),
-            );
-            let sites = if n.kind == crate::model::NodeKind::Kernel {
-                launch_sites(&ct, &cb, &n.name)
-            } else {
-                call_sites(&ct, &cb, &n.name)
-            };
+            let chead = self.head_of(caller, &ct, &cb);
+            let kernel = n.kind == crate::model::NodeKind::Kernel;
+            let key = (def_id(caller), n.name.clone(), kernel);
+            let cached = self.code.bind_cache.sites.borrow().get(&key).cloned();
+            let sites = cached.unwrap_or_else(|| {
+                let found = Rc::new(if kernel {
+                    launch_sites(&ct, &cb, &n.name)
+                } else {
+                    call_sites(&ct, &cb, &n.name)
+                });
+                self.code
+                    .bind_cache
+                    .sites
+                    .borrow_mut()
+                    .insert(key, found.clone());
+                found
+            });
             if sites.is_empty() {
                 agreed = Some(BTreeMap::new());
                 reached = true;
                 break;
             }
-            for s in sites {
+            for s in sites.iter() {
                 let cenv = self.env_at(c, s.at);
                 // A call this API never makes (`if constexpr(rocblas_is_complex<T> &&
                 // CONJ)` for a real type) sets nothing.
@@ -184,7 +223,7 @@ impl<'a> Binder<'a> {
                     continue;
                 }
                 reached = true;
-                let got = bind_site(&own, chead.as_ref(), &s, &cenv, &env.params);
+                let got = bind_site(&own, chead.as_deref(), s, &cenv, &env.params);
                 agreed = Some(match agreed {
                     None => got,
                     Some(a) => a

@@ -45,6 +45,8 @@ pub struct CodeText {
     trees: HashMap<String, ExpandedTree>,
     files: RefCell<HashMap<FileKey, Option<Rc<Text>>>>,
     bodies: RefCell<HashMap<DefKey, Option<Rc<Body>>>>,
+    /// Heads and call sites the binder read, for every graph after.
+    bind_cache: bind::TextCache,
 }
 
 impl CodeText {
