@@ -555,7 +555,10 @@ pub fn cut(
         let mut ranges = vec![(start, end)];
         let whole = block(n, &label, &lines, start, end, expanded.as_deref());
         if !pk.whole && (pk.compact || count_tokens(&whole) > limits.max_piece_tokens) {
-            ranges = windows(&lines, start, end, &pk.keep);
+            // A size or architecture test in a branch the API never takes is no choice of
+            // its own: its window would only show dead code.
+            let dead = |l: u32| spec.runs.is_some_and(|d| d.dead_line(&n.lib, &n.file, l));
+            ranges = windows(&lines, start, end, &pk.keep, &dead);
         }
         let mut texts = Vec::new();
         for (k2, &(a, b)) in ranges.iter().enumerate() {
@@ -766,7 +769,13 @@ fn doc_comment_start(lines: &[String], decl: u32) -> u32 {
 /// Ranges of an oversized function to show: its head (signature), a window around each
 /// call that leads on and around the first tests that choose a path by size or
 /// architecture, merged where they overlap.
-fn windows(lines: &[String], start: u32, end: u32, keep: &[u32]) -> Vec<(u32, u32)> {
+fn windows(
+    lines: &[String],
+    start: u32,
+    end: u32,
+    keep: &[u32],
+    dead: &dyn Fn(u32) -> bool,
+) -> Vec<(u32, u32)> {
     let head_end = (start..=end.min(start + 15))
         .find(|&l| lines.get(l as usize - 1).is_some_and(|t| t.contains('{')))
         .unwrap_or(start + 3)
@@ -785,9 +794,10 @@ fn windows(lines: &[String], start: u32, end: u32, keep: &[u32]) -> Vec<(u32, u3
     // performance questions ask about them.
     for l in ((start + 1)..=end)
         .filter(|&l| {
-            lines
-                .get(l as usize - 1)
-                .is_some_and(|t| values::selects_path(t))
+            !dead(l)
+                && lines
+                    .get(l as usize - 1)
+                    .is_some_and(|t| values::selects_path(t))
         })
         .take(3)
     {
