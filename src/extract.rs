@@ -355,6 +355,11 @@ pub fn plan_run(
             *not_asked.entry(format!("{tid}: {why}")).or_default() += 1;
         }
         if !sp.questions.is_empty() {
+            for d in sp.derived {
+                if sp.questions.iter().any(|q| q.slice_id == d.id) {
+                    slices.insert(d.id.clone(), d);
+                }
+            }
             per_family[fk].push(sp.questions);
             slices.insert(s.id.clone(), s);
         }
@@ -478,49 +483,35 @@ pub fn write_fact_entries(
             }
         })?;
     report.rendered = rendered.len();
-    let mut seen = DedupIndex::default();
-    for e in crate::emit::read_jsonl::<Entry>(&out.dir().join("entries.jsonl"))? {
-        seen.insert(
-            &e.id,
-            signature(&entry_text(&e.question, &e.answer, e.code.as_deref())),
-        );
-    }
+    let mut seen = kept_signatures(out)?;
     let mut per_api: BTreeMap<&str, usize> = BTreeMap::new();
     for mut e in rendered {
-        if out.is_done(&e.id) {
-            report.kept_before += 1;
-            for a in &e.apis {
-                if let Some(k) = apis.iter().find(|x| x.name == *a) {
-                    *per_api.entry(k.name.as_str()).or_default() += 1;
-                }
+        let kept = keep_rendered(
+            &mut e,
+            grounding,
+            pins,
+            &mut seen,
+            threshold,
+            out,
+            &mut report.fact_check,
+        )?;
+        match kept {
+            Kept::Before => report.kept_before += 1,
+            Kept::Written => report.written += 1,
+            Kept::Refused(reason) => {
+                *report.rejected.entry(reason).or_default() += 1;
+                continue;
             }
-            continue;
-        }
-        match crate::validate::file::check_entry(&e, grounding, pins) {
-            Ok((checks, counted)) => {
-                report.fact_check.add(counted);
-                e.validation = checks;
-            }
-            Err(f) => {
-                report.fact_check.add(f.fact_check);
-                tracing::debug!(id = %e.id, reason = %f.reason, detail = %f.detail, "Fact entry refused.");
-                *report.rejected.entry(f.reason.to_string()).or_default() += 1;
+            Kept::NearDuplicate => {
+                report.near_duplicates += 1;
                 continue;
             }
         }
-        let sig = signature(&entry_text(&e.question, &e.answer, e.code.as_deref()));
-        if seen.nearest(&sig, threshold).is_some() {
-            report.near_duplicates += 1;
-            continue;
-        }
-        seen.insert(&e.id, sig);
         for a in &e.apis {
             if let Some(k) = apis.iter().find(|x| x.name == *a) {
                 *per_api.entry(k.name.as_str()).or_default() += 1;
             }
         }
-        out.write_entry(&e)?;
-        report.written += 1;
     }
     for a in apis {
         let Some(f) = facts.apis.get(&a.name) else {
@@ -542,6 +533,159 @@ pub fn write_fact_entries(
                 .below_minimum
                 .insert(a.name.clone(), format!("{n} fact entries: {why}"));
         }
+    }
+    Ok(report)
+}
+
+/// What became of an entry rendered without a model.
+enum Kept {
+    /// In `entries.jsonl` from an earlier run.
+    Before,
+    /// Checked and written now.
+    Written,
+    /// Refused by the checks, for this reason.
+    Refused(String),
+    /// Too close to an entry kept.
+    NearDuplicate,
+}
+
+/// Signatures of the entries already written, for the near-duplicate check.
+fn kept_signatures(out: &RunOutput) -> Result<DedupIndex, EmitError> {
+    let mut seen = DedupIndex::default();
+    for e in crate::emit::read_jsonl::<Entry>(&out.dir().join("entries.jsonl"))? {
+        seen.insert(
+            &e.id,
+            signature(&entry_text(&e.question, &e.answer, e.code.as_deref())),
+        );
+    }
+    Ok(seen)
+}
+
+/// An entry rendered without a model goes through the checks `rocqa validate` runs
+/// ([`crate::validate::file::check_entry`]) and the near-duplicate check, and is
+/// written when it passes both.
+fn keep_rendered(
+    e: &mut Entry,
+    grounding: &crate::validate::Grounding,
+    pins: &crate::source::Pins,
+    seen: &mut DedupIndex,
+    threshold: f64,
+    out: &mut RunOutput,
+    fact_check: &mut crate::model::FactCheckCount,
+) -> Result<Kept, EmitError> {
+    if out.is_done(&e.id) {
+        return Ok(Kept::Before);
+    }
+    match crate::validate::file::check_entry(e, grounding, pins) {
+        Ok((checks, counted)) => {
+            fact_check.add(counted);
+            e.validation = checks;
+        }
+        Err(f) => {
+            fact_check.add(f.fact_check);
+            tracing::debug!(id = %e.id, reason = %f.reason, detail = %f.detail, "Rendered entry refused.");
+            return Ok(Kept::Refused(f.reason.to_string()));
+        }
+    }
+    let sig = signature(&entry_text(&e.question, &e.answer, e.code.as_deref()));
+    if seen.nearest(&sig, threshold).is_some() {
+        return Ok(Kept::NearDuplicate);
+    }
+    seen.insert(&e.id, sig);
+    out.write_entry(e)?;
+    Ok(Kept::Written)
+}
+
+/// Writes the find-the-bug tasks of a run answered from their planted bugs (`generator:
+/// mutation`): the prompt is the one a model gets, the answer names the changed line,
+/// what it breaks and the line as the tree has it, and the entry is checked like any
+/// other. Its id differs from the question's, so a model's answer is still asked for.
+pub fn write_reference_entries(
+    planned: &Planned,
+    pin: &SourcePin,
+    pins: &crate::source::Pins,
+    grounding: &crate::validate::Grounding,
+    threshold: f64,
+    out: &mut RunOutput,
+) -> Result<crate::model::ReferenceEntriesReport, EmitError> {
+    let mut report = crate::model::ReferenceEntriesReport::default();
+    let mut seen = kept_signatures(out)?;
+    let mut counted = crate::model::FactCheckCount::default();
+    for q in &planned.questions {
+        let (Some(m), Some(s)) = (&q.mutation, planned.slices.get(&q.slice_id)) else {
+            continue;
+        };
+        let Some(piece) = s
+            .pieces
+            .iter()
+            .find(|p| p.file == m.file && p.start <= m.line && m.line <= p.end)
+        else {
+            continue;
+        };
+        report.rendered += 1;
+        let mut h = Sha256::new();
+        h.update(format!("{}\u{0}reference", q.id).as_bytes());
+        let mut e = Entry {
+            schema_version: ENTRY_SCHEMA_VERSION,
+            id: format!("{}-{}", s.lib, &format!("{:x}", h.finalize())[..16]),
+            lib: s.lib.clone(),
+            version: s.version.clone(),
+            source: SourceRef {
+                origin: pin.origin.clone(),
+                sha256: pin.sha256.clone(),
+            },
+            family: s.family.clone(),
+            api: s.api.clone(),
+            apis: s.apis.clone(),
+            variant: s.variant.clone(),
+            call_path: s.call_path.clone(),
+            category: q.category.clone(),
+            template_id: q.template_id.clone(),
+            template_version: q.template_version,
+            difficulty: q.difficulty.clone(),
+            question: q.text.clone(),
+            answer: crate::question::mutate::reference_answer(m, &piece.name),
+            code: None,
+            citations: vec![crate::model::Citation {
+                lib: m.lib.clone(),
+                file: m.file.clone(),
+                start: m.line,
+                end: m.line,
+                sha256: crate::slice::lines_hash(std::slice::from_ref(&m.original), 1, 1),
+            }],
+            slice_id: s.id.clone(),
+            slice: crate::validate::piece_refs(s),
+            model: String::new(),
+            params: serde_json::json!({}),
+            prompt_sha256: prompt_hash(q),
+            usage: Default::default(),
+            validation: Vec::new(),
+            generator: "mutation".into(),
+            tool: generator(),
+            grouped_request: None,
+            mutation: Some(m.clone()),
+        };
+        match keep_rendered(
+            &mut e,
+            grounding,
+            pins,
+            &mut seen,
+            threshold,
+            out,
+            &mut counted,
+        )? {
+            Kept::Before => report.kept_before += 1,
+            Kept::Written => report.written += 1,
+            Kept::Refused(reason) => {
+                *report.rejected.entry(reason).or_default() += 1;
+                continue;
+            }
+            Kept::NearDuplicate => {
+                report.near_duplicates += 1;
+                continue;
+            }
+        }
+        *report.kinds.entry(m.kind.clone()).or_default() += 1;
     }
     Ok(report)
 }
@@ -823,6 +967,7 @@ impl Writer<'_, '_> {
             generator: "llm".into(),
             tool: generator(),
             grouped_request: via.grouped,
+            mutation: q.mutation.clone(),
         };
         // The contract rocqa validate holds entries to, held here too.
         let broken = serde_json::to_value(&entry)

@@ -657,6 +657,31 @@ pub struct SliceFocus {
     pub not_run: Vec<String>,
 }
 
+/// A planted bug: one line of a kernel shown changed from the library's code, for a
+/// find-the-bug task. Known, so an answer is checked against it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mutation {
+    /// What kind of change: `bound-check`, `accumulate`, `barrier`, `stride`.
+    pub kind: String,
+    /// Library whose tree holds the line.
+    pub lib: String,
+    /// File relative to that tree's root.
+    pub file: String,
+    /// Line changed.
+    pub line: u32,
+    /// The line as the tree has it.
+    pub original: String,
+    /// The line as the prompt shows it.
+    pub mutated: String,
+    /// The part of the original line the change touches (`tid < n`): a right answer
+    /// restores it.
+    pub fix: String,
+    /// That part as shown (`tid <= n`).
+    pub shown: String,
+    /// What goes wrong at run time, in a sentence.
+    pub effect: String,
+}
+
 /// One question to ask about one slice.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Question {
@@ -680,6 +705,28 @@ pub struct Question {
     pub messages: Vec<(String, String)>,
     /// Tokens of all messages.
     pub prompt_tokens: usize,
+    /// The bug planted in the code shown (find-the-bug tasks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mutation: Option<Mutation>,
+}
+
+/// Question categories, one per `question_templates/<file>.toml`; the entry schema's
+/// `category` enum lists the same.
+pub const CATEGORIES: [&str; 8] = [
+    "semantics",
+    "api-to-kernel",
+    "memory-access",
+    "synchronization",
+    "edge-cases",
+    "performance",
+    "implementation",
+    "debugging",
+];
+
+/// Whether every answer of a category must carry HIP code: templates are checked
+/// against it when loaded and `rocqa validate` reads it off an entry's category.
+pub fn category_requires_code(category: &str) -> bool {
+    category == "implementation"
 }
 
 /// Version of the entry and reject record layout (`src/emit/entry.schema.json`).
@@ -810,6 +857,10 @@ pub struct Entry {
     /// (`extract --group-questions`): the prompt hash and usage are that request's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grouped_request: Option<GroupedRequest>,
+    /// The bug planted in the code shown (find-the-bug tasks): the slice's line
+    /// `mutation.line` read `mutation.mutated` in the prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mutation: Option<Mutation>,
 }
 
 /// Where an answer sat in a request that asked all questions of one slice at once.
@@ -972,6 +1023,24 @@ pub struct FactEntriesReport {
     /// Claims of the rendered entries the fact check compared with the facts.
     #[serde(default)]
     pub fact_check: FactCheckCount,
+}
+
+/// What a run did with the find-the-bug tasks it answers from their planted bugs
+/// (`generator: mutation`, no model).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReferenceEntriesReport {
+    /// Entries rendered (one per find-the-bug question planned).
+    pub rendered: usize,
+    /// Written by this run.
+    pub written: usize,
+    /// Already in `entries.jsonl` from an earlier run.
+    pub kept_before: usize,
+    /// Rendered entries the validator refused, by reason (none is written).
+    pub rejected: std::collections::BTreeMap<String, usize>,
+    /// Rendered entries left out as near-duplicates of one kept.
+    pub near_duplicates: usize,
+    /// Planted bugs by kind.
+    pub kinds: std::collections::BTreeMap<String, usize>,
 }
 
 /// What answers' claims are checked against: the facts of each API of a run, computed

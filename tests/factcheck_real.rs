@@ -168,6 +168,7 @@ fn entry(s: &Subject, n: usize, answer: &str) -> Entry {
         generator: "llm".into(),
         tool: "rocqa 0.1.0".into(),
         grouped_request: None,
+        mutation: None,
     }
 }
 

@@ -110,6 +110,7 @@ fn entry(n: usize, question: &str, answer: &str, cites: &[(&str, u32, u32)]) -> 
         generator: "llm".into(),
         tool: "rocqa 0.1.0".into(),
         grouped_request: None,
+        mutation: None,
     }
 }
 
@@ -372,7 +373,7 @@ fn defects(good: &[Entry]) -> Vec<Defect> {
     push(e, Some("schema"), &mut out);
     // Schema and pin.
     let mut e = next(8);
-    e.category = "performance".into();
+    e.category = "tuning".into();
     push(e, Some("schema"), &mut out);
     let mut e = next(9);
     e.difficulty = "L4".into();

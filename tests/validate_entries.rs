@@ -97,6 +97,7 @@ fn good(id: &str, question: &str, answer: &str) -> Entry {
         generator: "llm".into(),
         tool: "rocqa 0.1.0".into(),
         grouped_request: None,
+        mutation: None,
     }
 }
 

@@ -978,6 +978,23 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         crate::extract::MIN_FACT_ENTRIES
     );
     manifest.fact_entries = Some(report);
+    let reference = crate::extract::write_reference_entries(
+        &planned,
+        &pin,
+        &pins,
+        &grounding,
+        crate::validate::dedup::DEFAULT_THRESHOLD,
+        &mut out,
+    )?;
+    say!(
+        "{lib} {version}: {} find-the-bug entries answered from their planted bugs written now ({} from before) of {} tasks; {} refused by validation, {} near-duplicates left out",
+        reference.written,
+        reference.kept_before,
+        reference.rendered,
+        reference.rejected.values().sum::<usize>(),
+        reference.near_duplicates,
+    );
+    manifest.reference_entries = Some(reference);
     let mut cfg = match crate::llm::LlmConfig::resolve(&project.llm) {
         Ok(c) => c,
         Err(crate::llm::LlmError::NoEndpoint(how)) => {

@@ -302,6 +302,9 @@ pub struct Manifest {
     /// Fact entries (generator `facts`), when the run wrote any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fact_entries: Option<crate::model::FactEntriesReport>,
+    /// Find-the-bug entries answered from their planted bugs (no model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_entries: Option<crate::model::ReferenceEntriesReport>,
     /// Claims of this run's LLM answers compared with the facts of their APIs
     /// (`contradicts-code`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -512,5 +515,17 @@ mod tests {
     fn schema_is_valid_json() {
         let v: serde_json::Value = serde_json::from_str(ENTRY_SCHEMA).unwrap();
         assert_eq!(v["type"], "object");
+    }
+
+    #[test]
+    fn schema_lists_the_categories_templates_may_have() {
+        let v: serde_json::Value = serde_json::from_str(ENTRY_SCHEMA).unwrap();
+        let listed: Vec<&str> = v["properties"]["category"]["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        assert_eq!(listed, crate::model::CATEGORIES);
     }
 }

@@ -647,6 +647,7 @@ pub fn render(
             generator: "facts".into(),
             tool: tool.into(),
             grouped_request: None,
+            mutation: None,
         });
     }
     Ok(out)

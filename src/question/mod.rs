@@ -15,6 +15,8 @@ use toml::Spanned;
 use crate::model::{PieceRole, Question, Slice, SliceFeatures};
 use crate::slice::{count_tokens, render, rendered_tokens};
 
+pub mod mutate;
+
 /// A template file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum TemplateError {
@@ -112,6 +114,10 @@ pub struct TemplateSpec {
     /// The answer must contain HIP code.
     #[serde(default)]
     pub code: bool,
+    /// Asked about a copy of the slice whose target kernel has one line changed into a
+    /// bug (find-the-bug tasks, see `question::mutate`); the answer is checked against it.
+    #[serde(default)]
+    pub mutate: bool,
     /// The question; placeholders: {api} {apis} {family} {variant} {kernel} {kernels}
     /// {launcher} {entry} {lib} {version}.
     pub text: String,
@@ -156,6 +162,8 @@ pub struct Template {
     pub twins: String,
     /// Answer must carry code.
     pub code: bool,
+    /// Asked about the slice with a bug planted in its target kernel.
+    pub mutate: bool,
     /// Question text with placeholders.
     pub text: String,
     /// Other wordings.
@@ -330,6 +338,27 @@ pub fn parse_templates(text: &str, name: &str) -> Result<Vec<Template>, Template
                 ));
             }
         }
+        if !crate::model::CATEGORIES.contains(&raw.category.as_str()) {
+            return Err(bad(
+                "category",
+                format!(
+                    "`{}` is not a category entries may have; known: {}",
+                    raw.category,
+                    crate::model::CATEGORIES.join(", ")
+                ),
+            ));
+        }
+        if t.code != crate::model::category_requires_code(&raw.category) {
+            return Err(bad(
+                "code",
+                format!(
+                    "answers of category `{}` {} carry HIP code: set `code = {}`",
+                    raw.category,
+                    if t.code { "need not" } else { "must" },
+                    !t.code
+                ),
+            ));
+        }
         if t.text.trim().len() < 20 {
             return Err(bad(
                 "text",
@@ -348,6 +377,7 @@ pub fn parse_templates(text: &str, name: &str) -> Result<Vec<Template>, Template
             cites: t.cites,
             twins: t.twins,
             code: t.code,
+            mutate: t.mutate,
             text: t.text.trim().to_string(),
             phrasings: t.phrasings.iter().map(|p| p.trim().to_string()).collect(),
             needs: t.needs,
@@ -767,6 +797,9 @@ pub struct SlicePlan {
     pub questions: Vec<Question>,
     /// Templates that apply but whose question the slice cannot answer.
     pub not_asked: Vec<(String, String)>,
+    /// Copies of the slice that questions are asked about instead (a planted bug), by
+    /// their own ids.
+    pub derived: Vec<Slice>,
 }
 
 /// The first line of every user message: which code this is.
@@ -796,12 +829,44 @@ pub fn plan(templates: &[Template], s: &Slice) -> SlicePlan {
                 continue;
             }
         };
-        let user = format!("{head}{shown}\nQuestion: {text}");
-        // Token counts add up across these boundaries to within a few tokens.
-        let prompt_tokens = fixed + count_tokens(&head) + count_tokens(&text) + 3;
+        let (mutation, asked) = if t.mutate {
+            match mutate::plant(s) {
+                Some((m, copy)) => (Some(m), Some(copy)),
+                None => {
+                    out.not_asked.push((
+                        t.id.clone(),
+                        format!(
+                            "no line of {} that a planted bug can change",
+                            s.focus.target
+                        ),
+                    ));
+                    continue;
+                }
+            }
+        } else {
+            (None, None)
+        };
+        let (user, prompt_tokens, slice_id) = match &asked {
+            Some(copy) => (
+                format!("{head}{}\nQuestion: {text}", render(copy)),
+                count_tokens(SYSTEM_PROMPT)
+                    + rendered_tokens(copy)
+                    + count_tokens(&head)
+                    + count_tokens(&text)
+                    + 3,
+                copy.id.clone(),
+            ),
+            // Token counts add up across these boundaries to within a few tokens.
+            None => (
+                format!("{head}{shown}\nQuestion: {text}"),
+                fixed + count_tokens(&head) + count_tokens(&text) + 3,
+                s.id.clone(),
+            ),
+        };
+        out.derived.extend(asked);
         out.questions.push(Question {
             id: question_id(s, t),
-            slice_id: s.id.clone(),
+            slice_id,
             category: t.category.clone(),
             template_id: t.id.clone(),
             template_version: t.version,
@@ -813,6 +878,7 @@ pub fn plan(templates: &[Template], s: &Slice) -> SlicePlan {
                 ("user".into(), user),
             ],
             prompt_tokens,
+            mutation,
         });
     }
     out
@@ -922,6 +988,24 @@ text = "How does the {variant} form of {family} synchronize differently?"
             .unwrap_err()
             .to_string()
             .contains("line 11"));
+    }
+
+    #[test]
+    fn categories_and_code_follow_the_entry_contract() {
+        let bad = FILE.replace("\"synchronization\"", "\"tuning\"");
+        let e = parse_templates(&bad, "q.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("field `category`: `tuning` is not a category"),
+            "{e}"
+        );
+        let bad = FILE.replace("version = 1\n", "version = 1\ncode = true\n");
+        let e = parse_templates(&bad, "q.toml").unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "field `code`: answers of category `synchronization` need not carry HIP code"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Check, Citation, FactCheckCount, PieceRef};
+use crate::model::{Check, Citation, FactCheckCount, Mutation, PieceRef};
 use crate::slice::{lines_hash, SliceError, Trees};
 
 use super::grounding::{
@@ -88,6 +88,8 @@ pub enum Reason {
     Contaminated,
     /// A claim about the API that the facts read off its code contradict.
     ContradictsCode,
+    /// A find-the-bug answer that does not name the planted bug's line and its fix.
+    BugNotFound,
 }
 
 impl Reason {
@@ -124,6 +126,7 @@ impl Reason {
             NearDuplicate => "near-duplicate",
             Contaminated => "contaminated",
             ContradictsCode => "contradicts-code",
+            BugNotFound => "bug-not-found",
         }
     }
 
@@ -189,6 +192,8 @@ pub struct Candidate<'a> {
     pub slice: &'a [PieceRef],
     /// The APIs the answer is about (claims are compared with their facts).
     pub apis: &'a [String],
+    /// The bug planted in the code shown (find-the-bug tasks).
+    pub mutation: Option<&'a Mutation>,
 }
 
 /// What the checks compare against.
@@ -290,6 +295,7 @@ pub const CHECKS: &[(&str, CheckFn)] = &[
     ("files-exist", files_exist),
     ("identifiers-exist", identifiers_exist),
     ("quotes-from-slice", quotes_from_slice),
+    ("bug-found", bug_found),
     ("contradicts-code", agrees_with_facts),
 ];
 
@@ -467,6 +473,12 @@ fn slice_in_tree(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
         return Err((Reason::SliceChanged, "the entry shows no code".into()));
     }
     found.shown = shown_text(c.slice, g.trees)?;
+    if let Some(m) = c.mutation {
+        planted_line_holds(m, c.slice, g.trees)?;
+        // The prompt showed the changed line: quoting it is quoting the slice.
+        found.shown.push_str(&m.mutated);
+        found.shown.push('\n');
+    }
     Ok(Some(format!(
         "{} pieces read at the pinned version",
         c.slice.len()
@@ -626,6 +638,89 @@ fn quotes_from_slice(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcome
         )),
         None => Ok(Some(String::new())),
     }
+}
+
+/// A planted bug must sit on a line the slice shows, change that line as the tree has
+/// it, and keep its fix inside the original line.
+fn planted_line_holds(
+    m: &Mutation,
+    slice: &[PieceRef],
+    trees: &Trees,
+) -> Result<(), (Reason, String)> {
+    let at = format!("{}:{}", m.file, m.line);
+    if !slice
+        .iter()
+        .any(|p| p.lib == m.lib && p.file == m.file && p.start <= m.line && m.line <= p.end)
+    {
+        return Err((
+            Reason::SliceChanged,
+            format!("the planted bug's line {at} is not in the code shown"),
+        ));
+    }
+    let lines = trees
+        .lines(&m.lib, &m.file)
+        .map_err(|e| (read_failure(&e, Reason::SliceFileMissing), e.to_string()))?;
+    if lines.get(m.line as usize - 1) != Some(&m.original) {
+        return Err((
+            Reason::SliceChanged,
+            format!("{at} does not read as the planted bug's `original` says"),
+        ));
+    }
+    if m.mutated == m.original || !m.original.contains(&m.fix) || !m.mutated.contains(&m.shown) {
+        return Err((
+            Reason::SliceChanged,
+            format!("the planted bug at {at} does not change its line as `fix` and `shown` say"),
+        ));
+    }
+    Ok(())
+}
+
+fn squeezed(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// Does the text name line `n` (`line 42`, `lines 40-42`, `file.hpp:42`, `L42`)?
+fn names_line(text: &str, n: u32) -> bool {
+    static LINE: OnceLock<Regex> = OnceLock::new();
+    let re = LINE.get_or_init(|| {
+        Regex::new(r"(?i)(?:\blines?\s+|:|\bL)(\d+)(?:\s*(?:-|–|to|and)\s*(\d+))?")
+            .expect("static regex")
+    });
+    re.captures_iter(text).any(|c| {
+        let a: u32 = c[1].parse().unwrap_or(0);
+        let b: u32 = c.get(2).and_then(|m| m.as_str().parse().ok()).unwrap_or(a);
+        a <= n && n <= b && b - a <= 3
+    })
+}
+
+/// A find-the-bug answer names the changed line (in prose, or by a citation of a few
+/// lines around it) and restores what the change broke.
+fn bug_found(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcome {
+    let Some(m) = c.mutation else { return Ok(None) };
+    let text = format!("{}\n{}", c.answer, c.code.unwrap_or(""));
+    let cited = found
+        .citations
+        .iter()
+        .any(|x| x.file == m.file && x.start <= m.line && m.line <= x.end && x.end - x.start <= 3);
+    if !(cited || names_line(&text, m.line)) {
+        return Err((
+            Reason::BugNotFound,
+            format!(
+                "the answer does not point at {}:{}, the line that was changed",
+                m.file, m.line
+            ),
+        ));
+    }
+    if !squeezed(&text).contains(&squeezed(&m.fix)) {
+        return Err((
+            Reason::BugNotFound,
+            format!("the answer does not restore `{}` at line {}", m.fix, m.line),
+        ));
+    }
+    Ok(Some(format!(
+        "names {}:{} and restores `{}`",
+        m.file, m.line, m.fix
+    )))
 }
 
 fn agrees_with_facts(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {

@@ -159,12 +159,13 @@ pub fn check_entry(
     let citations: Vec<ClaimedCitation> = e.citations.iter().map(ClaimedCitation::from).collect();
     let candidate = Candidate {
         question: &e.question,
-        requires_code: e.category == "implementation",
+        requires_code: crate::model::category_requires_code(&e.category),
         answer: &e.answer,
         code: e.code.as_deref().map(str::trim).filter(|c| !c.is_empty()),
         citations: &citations,
         slice: &e.slice,
         apis: &e.apis,
+        mutation: e.mutation.as_ref(),
     };
     let mut v = run_checks(&candidate, g)?;
     v.checks.insert(

@@ -193,6 +193,7 @@ pub fn check_reply(
         citations: &citations,
         slice: &pieces,
         apis: &slice.apis,
+        mutation: q.mutation.as_ref(),
     };
     let mut v = run_checks(&candidate, g)?;
     v.checks.insert(
@@ -263,6 +264,7 @@ mod tests {
             requires_code: false,
             messages: vec![],
             prompt_tokens: 0,
+            mutation: None,
         };
         (q, slice, trees, dir)
     }

@@ -1,0 +1,564 @@
+//! Planted bugs for find-the-bug tasks: one line of a real kernel changed so that the
+//! kernel is wrong in a way the code itself shows.
+//!
+//! Only changes that are bugs whatever the inputs are made (a bound guard one off, an
+//! accumulation that overwrites, a barrier turned into a fence, one vector's increment
+//! used for the other): a change a reader could argue is harmless would make an answer
+//! uncheckable. The mutation is chosen by a hash of the slice, so reruns plant the same
+//! bug, and it is recorded whole ([`Mutation`]) so that the answer can be checked
+//! against it and the prompt rebuilt from the tree.
+
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+
+use regex::Regex;
+use sha2::{Digest, Sha256};
+
+use crate::model::{Mutation, PieceRole, Slice, SlicePiece};
+
+/// One numbered code line of a piece as the prompt shows it.
+struct ShownLine<'a> {
+    number: u32,
+    text: &'a str,
+}
+
+/// The numbered lines of a piece's text (`   12| code`), skipping headers and notes.
+fn shown_lines(p: &SlicePiece) -> Vec<ShownLine<'_>> {
+    p.text
+        .lines()
+        .filter_map(|l| {
+            let (n, rest) = l.split_once("| ")?;
+            let number = n.trim().parse().ok()?;
+            Some(ShownLine { number, text: rest })
+        })
+        .collect()
+}
+
+/// The line as `numbered` in the slice stage prints it.
+fn numbered_line(number: u32, text: &str) -> String {
+    format!("{number:>5}| {text}\n")
+}
+
+fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
+    cell.get_or_init(|| Regex::new(pattern).expect("static regex"))
+}
+
+/// Names whose value follows the thread's position: the built-in indices and every
+/// variable assigned from them (or declared as a loop counter).
+fn thread_names(lines: &[ShownLine]) -> BTreeSet<String> {
+    static ASSIGN: OnceLock<Regex> = OnceLock::new();
+    static LOOP: OnceLock<Regex> = OnceLock::new();
+    let assign = re(&ASSIGN, r"\b([A-Za-z_]\w*)\s*=[^=][^;]*");
+    let loop_var = re(&LOOP, r"\bfor\s*\(\s*(?:[\w:]+\s+)*([A-Za-z_]\w*)\s*=");
+    let mut names: BTreeSet<String> = [
+        "threadIdx",
+        "blockIdx",
+        "hipThreadIdx_x",
+        "hipThreadIdx_y",
+        "hipBlockIdx_x",
+        "hipBlockIdx_y",
+        "hipBlockIdx_z",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for l in lines {
+        if let Some(c) = loop_var.captures(l.text) {
+            names.insert(c[1].to_string());
+        }
+    }
+    // Twice: `tx = threadIdx.x; tid = bx * DIM + tx;` needs two rounds.
+    for _ in 0..2 {
+        for l in lines {
+            for c in assign.captures_iter(code_part(l.text)) {
+                let rhs = &c[0][c[1].len()..];
+                if words(rhs).any(|w| names.contains(w)) {
+                    names.insert(c[1].to_string());
+                }
+            }
+        }
+    }
+    names
+}
+
+fn words(s: &str) -> impl Iterator<Item = &str> {
+    s.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+}
+
+/// The line without a trailing `//` comment.
+fn code_part(line: &str) -> &str {
+    line.split_once("//").map_or(line, |x| x.0)
+}
+
+/// The smallest expression around `at..end` of `line`: out to the nearest `(`, `)`,
+/// `[`, `]`, `,`, `;`, `{`, `}`, `?`, `&&` or `||` on each side.
+fn expression_around(line: &str, at: usize, end: usize) -> (usize, usize) {
+    let b = line.as_bytes();
+    let scope = |i: usize| (i + 1 < b.len() && b[i + 1] == b':') || (i > 0 && b[i - 1] == b':');
+    let stop = |i: usize| {
+        matches!(
+            b[i],
+            b'(' | b')' | b'[' | b']' | b',' | b';' | b'{' | b'}' | b'?'
+        ) || (b[i] == b':' && !scope(i))
+            || (i + 1 < b.len() && matches!(&b[i..i + 2], b"&&" | b"||"))
+            || (i > 0 && matches!(&b[i - 1..i + 1], b"&&" | b"||"))
+    };
+    let mut s = at;
+    while s > 0 && !stop(s - 1) {
+        s -= 1;
+    }
+    let mut e = end;
+    while e < b.len() && !stop(e) {
+        e += 1;
+    }
+    while s < e && b[s].is_ascii_whitespace() {
+        s += 1;
+    }
+    while e > s && b[e - 1].is_ascii_whitespace() {
+        e -= 1;
+    }
+    (s, e)
+}
+
+/// A candidate change of one line.
+struct Site {
+    kind: &'static str,
+    /// Boilerplate that most kernels repeat (the batch loop over `batch_count`, a
+    /// fixed unroll count): planted only where nothing else is, or the tasks repeat.
+    common: bool,
+    line: u32,
+    original: String,
+    mutated: String,
+    fix: String,
+    shown: String,
+    effect: String,
+}
+
+fn site(
+    kind: &'static str,
+    l: &ShownLine,
+    range: (usize, usize),
+    replacement: &str,
+    effect: impl Fn(&str, &str) -> String,
+) -> Site {
+    let mutated = format!("{}{replacement}{}", &l.text[..range.0], &l.text[range.1..]);
+    let (s, e) = expression_around(l.text, range.0, range.1);
+    let fix = l.text[s..e].to_string();
+    let shown = mutated[s..e + replacement.len() - (range.1 - range.0)].to_string();
+    Site {
+        kind,
+        common: false,
+        line: l.number,
+        original: l.text.to_string(),
+        effect: effect(&fix, &shown),
+        mutated,
+        fix,
+        shown,
+    }
+}
+
+/// `i < n` -> `i <= n` and `i >= n` -> `i > n`, where `i` follows the thread.
+fn bound_checks(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<Site>) {
+    static CMP: OnceLock<Regex> = OnceLock::new();
+    let cmp = re(
+        &CMP,
+        r"\b([A-Za-z_]\w*)(\.[xyz])?\s*(<|>=)\s*([A-Za-z_][\w.]*|\d+)",
+    );
+    for l in lines {
+        let code = code_part(l.text);
+        for c in cmp.captures_iter(code) {
+            let op = c.get(3).expect("group");
+            let b = code.as_bytes();
+            // Not `<<`, `<=`, `>>=`, nor a template argument list.
+            if b.get(op.end())
+                .is_some_and(|x| matches!(x, b'<' | b'=' | b'>'))
+                || (op.start() > 0 && matches!(b[op.start() - 1], b'<' | b'>' | b'-'))
+                || !thread.contains(&c[1])
+                || thread.contains(&c[4])
+                || c[4].chars().next().is_some_and(|x| x.is_ascii_digit()) && &c[4] == "0"
+            {
+                continue;
+            }
+            let left = format!("{}{}", &c[1], c.get(2).map_or("", |m| m.as_str()));
+            let right = c[4].to_string();
+            let (replacement, what) = if op.as_str() == "<" {
+                (
+                    "<=",
+                    format!("the thread (or step) whose {left} equals {right} also passes"),
+                )
+            } else {
+                (
+                    ">",
+                    format!("the thread whose {left} equals {right} is no longer stopped"),
+                )
+            };
+            let mut s = site(
+                "bound-check",
+                l,
+                (op.start(), op.end()),
+                replacement,
+                |fix, shown| {
+                    format!(
+                        "`{fix}` became `{shown}`: {what} and works on the element one past \
+                         the last valid one, an out-of-bounds access (or one step too many)."
+                    )
+                },
+            );
+            s.common = right == "batch_count" || right.chars().all(|x| x.is_ascii_digit());
+            out.push(s);
+        }
+    }
+}
+
+/// `sum += x[i] * y[i];` -> `sum = x[i] * y[i];`, outside loop headers and pointer
+/// or index arithmetic.
+fn accumulations(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<Site>) {
+    static ACC: OnceLock<Regex> = OnceLock::new();
+    static DECL: OnceLock<Regex> = OnceLock::new();
+    // A value declared in the kernel (`T sum = 0;`, `V res{};`), not a pointer.
+    let decl = re(
+        &DECL,
+        r"^\s*(?:const\s+)?[A-Za-z_][\w:<>, ]*?[\s>]([A-Za-z_]\w*)\s*(?:=|\{|;|\[)",
+    );
+    let values: BTreeSet<String> = lines
+        .iter()
+        .filter_map(|l| decl.captures(code_part(l.text)))
+        .filter(|c| !c[0].contains('*') && !c[0].contains('&'))
+        .map(|c| c[1].to_string())
+        .collect();
+    let acc = re(&ACC, r"^\s*([A-Za-z_]\w*)(\[[^\]]*\])?\s*(\+=)\s*([^;]+);");
+    let pointerish = [
+        "inc", "shift", "stride", "offset", "ptr", "idx", "ind", "ld",
+    ];
+    for l in lines {
+        let code = code_part(l.text);
+        let Some(c) = acc.captures(code) else {
+            continue;
+        };
+        let lhs = &c[1];
+        let rhs = &c[4];
+        if code.contains("for")
+            || !values.contains(lhs)
+            || thread.contains(lhs)
+            || lhs.len() == 1
+            || pointerish.iter().any(|p| lhs.to_lowercase().contains(p))
+            || !(rhs.contains('[') || rhs.contains('*') || rhs.contains('('))
+        {
+            continue;
+        }
+        let op = c.get(3).expect("group");
+        let lhs_shown = format!("{lhs}{}", c.get(2).map_or("", |m| m.as_str()));
+        let mut s = site("accumulate", l, (op.start(), op.end()), "=", |_, _| {
+            String::new()
+        });
+        // The fix is the accumulation itself: `sum +=`.
+        s.fix = format!("{lhs_shown} +=");
+        s.shown = format!("{lhs_shown} =");
+        s.effect = format!(
+            "`{lhs_shown} +=` became `{lhs_shown} =`: every step overwrites `{lhs_shown}` instead \
+             of adding to it, so only the last contribution survives and the result is wrong \
+             whenever more than one term is combined."
+        );
+        out.push(s);
+    }
+}
+
+/// `__syncthreads();` -> `__threadfence_block();`.
+fn barriers(lines: &[ShownLine], out: &mut Vec<Site>) {
+    for l in lines {
+        let code = code_part(l.text);
+        // A barrier with a note beside it may be there for a reason other than the
+        // data it guards (`// for windows instability`): not surely a bug to drop.
+        let Some(at) = code
+            .find("__syncthreads()")
+            .filter(|_| code.len() == l.text.len())
+        else {
+            continue;
+        };
+        let mut s = site(
+            "barrier",
+            l,
+            (at, at + "__syncthreads()".len()),
+            "__threadfence_block()",
+            |_, _| String::new(),
+        );
+        s.fix = "__syncthreads()".into();
+        s.shown = "__threadfence_block()".into();
+        s.effect = "`__syncthreads()` became `__threadfence_block()`: a fence orders this \
+                    thread's own memory operations but does not wait for the other threads of \
+                    the block, so threads go on to read shared memory the others have not \
+                    written yet (a data race)."
+            .into();
+        out.push(s);
+    }
+}
+
+/// `x[tid * incx]` -> `x[tid * incy]` (and the other way) in a kernel that takes both.
+fn strides(lines: &[ShownLine], out: &mut Vec<Site>) {
+    static INC: OnceLock<Regex> = OnceLock::new();
+    let inc = re(&INC, r"\[[^\[\]]*\b(inc[xy])\b[^\[\]]*\]");
+    let all: String = lines.iter().map(|l| code_part(l.text)).collect();
+    let has = |w: &str| words(&all).any(|x| x == w);
+    if !(has("incx") && has("incy")) {
+        return;
+    }
+    for l in lines {
+        let code = code_part(l.text);
+        if code.contains("incx") && code.contains("incy") {
+            continue;
+        }
+        let Some(c) = inc.captures(code) else {
+            continue;
+        };
+        let m = c.get(1).expect("group");
+        let (from, to, vector, other) = if m.as_str() == "incx" {
+            ("incx", "incy", "x", "y")
+        } else {
+            ("incy", "incx", "y", "x")
+        };
+        let mut s = site("stride", l, (m.start(), m.end()), to, |_, _| String::new());
+        // The whole subscript: `incx` alone is named all over the kernel.
+        let inner = c.get(0).expect("match");
+        s.fix = code[inner.start() + 1..inner.end() - 1].trim().to_string();
+        s.shown = s.fix.replacen(from, to, 1);
+        s.effect = format!(
+            "`[{}]` became `[{}]`: {vector} is indexed with {other}'s increment, so whenever \
+             {from} != {to} the kernel works on the wrong elements of {vector} (and runs past \
+             its end when |{to}| > |{from}|).",
+            s.fix, s.shown
+        );
+        out.push(s);
+    }
+}
+
+/// A bug to plant in the slice's target kernel, chosen by a hash of the slice id, and
+/// the slice as the prompt shows it with the bug in place. `None` when the target
+/// offers no change this module makes, or the changed line would give itself away
+/// (its original text is shown elsewhere in the slice).
+pub fn plant(s: &Slice) -> Option<(Mutation, Slice)> {
+    let k = s
+        .pieces
+        .iter()
+        .position(|p| p.role == PieceRole::Kernel && p.name == s.focus.target)?;
+    // The kernel and the device functions it calls: a thin kernel that hands each
+    // batch instance to a `_calc` helper keeps its arithmetic there.
+    let calls: BTreeSet<&str> = words(&s.pieces[k].text).collect();
+    let candidates: Vec<usize> = (0..s.pieces.len())
+        .filter(|&j| {
+            j == k
+                || (s.pieces[j].role == PieceRole::DeviceHelper
+                    && calls.contains(s.pieces[j].name.as_str()))
+        })
+        .collect();
+    let mut sites: Vec<(usize, Site)> = Vec::new();
+    for &j in &candidates {
+        let lines = shown_lines(&s.pieces[j]);
+        let thread = thread_names(&lines);
+        let mut found = Vec::new();
+        bound_checks(&lines, &thread, &mut found);
+        accumulations(&lines, &thread, &mut found);
+        barriers(&lines, &mut found);
+        strides(&lines, &mut found);
+        // The original must not be readable elsewhere in the prompt.
+        let elsewhere: BTreeSet<&str> = s
+            .pieces
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != j)
+            .flat_map(|(_, p)| p.text.lines())
+            .filter_map(|l| l.split_once("| ").map(|x| x.1.trim()))
+            .collect();
+        found.retain(|x| !elsewhere.contains(x.original.trim()));
+        sites.extend(found.into_iter().map(|x| (j, x)));
+    }
+    if sites.iter().any(|x| !x.1.common) {
+        sites.retain(|x| !x.1.common);
+    }
+    if sites.is_empty() {
+        return None;
+    }
+    // Kind first, so every kind gets its share, then the site within it.
+    let kinds: Vec<&str> = sites
+        .iter()
+        .map(|x| x.1.kind)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let h = Sha256::digest(s.id.as_bytes());
+    let kind = kinds[h[0] as usize % kinds.len()];
+    let of_kind: Vec<&(usize, Site)> = sites.iter().filter(|x| x.1.kind == kind).collect();
+    let (j, chosen) = of_kind[u16::from_be_bytes([h[1], h[2]]) as usize % of_kind.len()];
+    let piece = &s.pieces[*j];
+    let mutation = Mutation {
+        kind: chosen.kind.into(),
+        lib: piece.lib.clone(),
+        file: piece.file.clone(),
+        line: chosen.line,
+        original: chosen.original.clone(),
+        mutated: chosen.mutated.clone(),
+        fix: chosen.fix.clone(),
+        shown: chosen.shown.clone(),
+        effect: chosen.effect.clone(),
+    };
+    let mut shown = s.clone();
+    shown.id = format!("{}#bug", s.id);
+    let p = &mut shown.pieces[*j];
+    p.text = p.text.replacen(
+        &numbered_line(chosen.line, &chosen.original),
+        &numbered_line(chosen.line, &chosen.mutated),
+        1,
+    );
+    let before = p.tokens;
+    p.tokens = crate::slice::count_tokens(&p.text);
+    shown.tokens = shown.tokens + p.tokens - before;
+    Some((mutation, shown))
+}
+
+/// The answer a find-the-bug question has by construction: the changed line, what it
+/// breaks, and the line as the library has it. `name` is the definition that holds it.
+pub fn reference_answer(m: &Mutation, name: &str) -> String {
+    let base = m.file.rsplit('/').next().unwrap_or(&m.file);
+    format!(
+        "The bug is on line {line} of {base}, in `{name}`: it reads `{shown}`. {effect} \
+         The line should read `{original}`.",
+        line = m.line,
+        shown = m.mutated.trim(),
+        effect = m.effect,
+        original = m.original.trim(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(number: u32, text: &str) -> ShownLine<'_> {
+        ShownLine { number, text }
+    }
+
+    fn sites_of(code: &[&str]) -> Vec<Site> {
+        let lines: Vec<ShownLine> = code
+            .iter()
+            .enumerate()
+            .map(|(i, t)| line(i as u32 + 1, t))
+            .collect();
+        let thread = thread_names(&lines);
+        let mut out = Vec::new();
+        bound_checks(&lines, &thread, &mut out);
+        accumulations(&lines, &thread, &mut out);
+        barriers(&lines, &mut out);
+        strides(&lines, &mut out);
+        out
+    }
+
+    #[test]
+    fn bound_guards_on_thread_indices_go_one_off() {
+        let s = sites_of(&[
+            "    int tid = blockIdx.x * DIM_X + threadIdx.x;",
+            "    if(tid < n && alpha != 0)",
+            "        x[tid * incx] *= alpha; // scale",
+            "    if(n < 64) return;",
+        ]);
+        let b: Vec<&Site> = s.iter().filter(|x| x.kind == "bound-check").collect();
+        assert_eq!(b.len(), 1, "only the guard on tid, not `n < 64`");
+        assert_eq!(b[0].line, 2);
+        assert_eq!(b[0].mutated, "    if(tid <= n && alpha != 0)");
+        assert_eq!(
+            (b[0].fix.as_str(), b[0].shown.as_str()),
+            ("tid < n", "tid <= n")
+        );
+        assert!(
+            b[0].effect.contains("whose tid equals n also passes"),
+            "{}",
+            b[0].effect
+        );
+    }
+
+    #[test]
+    fn shifts_templates_and_early_returns() {
+        let s = sites_of(&[
+            "    const auto tx = threadIdx.x;",
+            "    auto v = static_cast<T>(x[tx << 1]);",
+            "    if(tx >= n) return;",
+            "    for(int i = tx; i < m; i += blockDim.x)",
+        ]);
+        let got: Vec<(u32, &str)> = s
+            .iter()
+            .filter(|x| x.kind == "bound-check")
+            .map(|x| (x.line, x.shown.as_str()))
+            .collect();
+        assert_eq!(got, [(3, "tx > n"), (4, "i <= m")]);
+    }
+
+    #[test]
+    fn accumulations_overwrite_but_index_steps_do_not() {
+        let s = sites_of(&[
+            "    int tid = threadIdx.x;",
+            "    T sum = 0;",
+            "    T* work = w + blockIdx.x;",
+            "    for(int i = tid; i < n; i += DIM)",
+            "        sum += x[i * incx] * y[i * incy];",
+            "    x += shiftx;",
+            "    work += size_t(gridDim.x) * n;",
+            "    tid += 64;",
+        ]);
+        let a: Vec<&Site> = s.iter().filter(|x| x.kind == "accumulate").collect();
+        assert_eq!(a.len(), 1, "a pointer step is not an accumulation");
+        assert_eq!(a[0].mutated, "        sum = x[i * incx] * y[i * incy];");
+        assert_eq!(a[0].fix, "sum +=");
+        // Both increments on one line: swapping one would not be a one-vector bug.
+        assert!(s.iter().all(|x| x.kind != "stride"));
+    }
+
+    #[test]
+    fn barriers_become_fences_and_strides_swap() {
+        let s = sites_of(&[
+            "    __shared__ T lds[64];",
+            "    lds[threadIdx.x] = x[threadIdx.x * incx];",
+            "    __syncthreads();",
+            "    y[threadIdx.x * incy] = lds[63 - threadIdx.x];",
+        ]);
+        let b = s.iter().find(|x| x.kind == "barrier").unwrap();
+        assert_eq!(b.mutated, "    __threadfence_block();");
+        let st: Vec<(u32, &str, &str)> = s
+            .iter()
+            .filter(|x| x.kind == "stride")
+            .map(|x| (x.line, x.fix.as_str(), x.shown.as_str()))
+            .collect();
+        assert_eq!(
+            st,
+            [
+                (2, "threadIdx.x * incx", "threadIdx.x * incy"),
+                (4, "threadIdx.x * incy", "threadIdx.x * incx")
+            ]
+        );
+        let s = sites_of(&[
+            "    int tid = threadIdx.x;",
+            "    T v = x[tid * int64_t(incx)];",
+            "    if(is_upper ? tid < n && k <= tid : tid < m)",
+            "    y[tid * incy] = v;",
+        ]);
+        let got: Vec<(&str, &str)> = s
+            .iter()
+            .filter(|x| x.line <= 3)
+            .map(|x| (x.fix.as_str(), x.shown.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("tid < n", "tid <= n"),
+                ("tid < m", "tid <= m"),
+                ("tid * int64_t(incx)", "tid * int64_t(incy)")
+            ]
+        );
+    }
+
+    #[test]
+    fn expressions_stop_at_operators_that_join_conditions() {
+        let l = "if(a && tid < n || b)";
+        let at = l.find('<').unwrap();
+        let (s, e) = expression_around(l, at, at + 1);
+        assert_eq!(&l[s..e], "tid < n");
+    }
+}
