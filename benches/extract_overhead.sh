@@ -8,8 +8,13 @@
 # user + sys (the compiler's child processes included where answers carry code);
 # throughput is answers per second of wall time.
 #
-# Runs: answers without code at concurrency 64 and 1 (rocqa alone: no compiler), then
-# half the answers carrying a HIP kernel at concurrency 64 (compiled in batches).
+# Runs: the same job without an endpoint first (index load, facts, slices, fact and
+# find-the-bug entries: the fixed part of every run), then answers without code at
+# concurrency 64 and 1 (rocqa alone: no compiler), then half the answers carrying a
+# HIP kernel at concurrency 64 (compiled in batches). Each answer run prints its CPU
+# per accepted entry whole, and that of its answer phase alone (the manifest's
+# `answer_cpu_ms`: rocqa's own threads while answers are asked for, checked and
+# written, the compiler's processes not counted): what one more answer costs.
 #
 # usage: benches/extract_overhead.sh [LIB] [VERSION] [LIMIT] [CODE_LIMIT]
 set -euo pipefail
@@ -40,27 +45,46 @@ mkdir -p "$TMP/root"
 cp -r rocqa.toml allowlists question_templates "$TMP/root/"
 ln -s "$PWD/rocm_sources" "$TMP/root/rocm_sources"
 BIN=$PWD/target/release/rocqa
+FIXED_CPU=0
+fixed() { # limit: the run with no endpoint
+  rm -rf "$TMP/root/out/$LIB"   # out/cache stays: the toolchain probes, as on any rerun
+  /usr/bin/time -f "%e %U %S %M" -o "$TMP/t" env -u ROCQA_LLM_URL \
+    "$BIN" --root "$TMP/root" extract --lib "$LIB" --version "$VERSION" --limit "$1" \
+    > "$TMP/out" 2>&1 || true
+  read -r wall user sys rss < "$TMP/t"
+  FIXED_CPU=$(echo "$user + $sys" | bc -l)
+  printf '  %-28s %6.2f s wall, CPU %.2f s, peak RSS %.0f MB (facts, slices, fact and find-the-bug entries)\n' \
+    "no endpoint (fixed part)" "$wall" "$FIXED_CPU" "$(echo "$rss / 1024" | bc -l)"
+}
 run() { # port concurrency limit label
-  rm -rf "$TMP/root/out"
+  rm -rf "$TMP/root/out/$LIB"   # out/cache stays: the toolchain probes, as on any rerun
   /usr/bin/time -f "%e %U %S %M" -o "$TMP/t" env ROCQA_LLM_URL="http://127.0.0.1:$1/v1" \
     "$BIN" --root "$TMP/root" extract --lib "$LIB" --version "$VERSION" --limit "$3" \
     --no-cache --concurrency "$2" > "$TMP/out" 2>&1 || true
   local d="$TMP/root/out/$LIB/$VERSION" n kept code
-  # Answers only: the fact entries the run also writes are measured by benches/facts.sh.
-  n=$(grep -hv '"generator":"facts"' "$d/entries.jsonl" "$d/rejects.jsonl" | wc -l)
-  kept=$(grep -v '"generator":"facts"' "$d/entries.jsonl" | wc -l)
-  code=$(grep -v '"generator":"facts"' "$d/entries.jsonl" | grep -c '"code":"' || true)
+  # Model answers only: the entries written without a model are the fixed part.
+  kept=$(grep -c '"generator":"llm"' "$d/entries.jsonl" || true)
+  n=$(( kept + $(wc -l < "$d/rejects.jsonl") ))
+  code=$(grep '"generator":"llm"' "$d/entries.jsonl" | grep -c '"code":"' || true)
   read -r wall user sys rss < "$TMP/t"
-  printf '  %-28s concurrency %-3s %5d answers, %5d accepted (%d with code) in %6.2f s = %7.1f answers/s, CPU %.3f ms per accepted entry, peak RSS %.0f MB\n' \
+  local answer_ms
+  answer_ms=$(sed -n 's/.*"answer_cpu_ms": *\([0-9]*\).*/\1/p' "$d/manifest.json" | head -1)
+  printf '  %-28s concurrency %-3s %5d answers, %5d accepted (%d with code) in %6.2f s = %7.1f answers/s, CPU %.3f ms per accepted entry whole, %.3f ms in the answer phase; peak RSS %.0f MB\n' \
     "$4" "$2" "$n" "$kept" "$code" "$wall" "$(echo "$n / $wall" | bc -l)" \
-    "$(echo "($user + $sys) * 1000 / ($kept + ($kept == 0))" | bc -l)" "$(echo "$rss / 1024" | bc -l)"
+    "$(echo "($user + $sys) * 1000 / ($kept + ($kept == 0))" | bc -l)" \
+    "$(echo "${answer_ms:-0} / ($kept + ($kept == 0))" | bc -l)" \
+    "$(echo "$rss / 1024" | bc -l)"
   if [ "$kept" -eq 0 ]; then
     echo "  no answer was accepted; reject reasons:" >&2
     grep -o '"reason":"[^"]*"' "$d/rejects.jsonl" | sort | uniq -c >&2
   fi
 }
 "$BIN" index --lib "$LIB" --version "$VERSION" > /dev/null   # warm the index cache first
+# and the toolchain probes (one-time per machine, kept in out/cache/compile.sqlite)
+env ROCQA_LLM_URL="http://127.0.0.1:$PROSE/v1" "$BIN" --root "$TMP/root" extract --lib "$LIB" \
+  --version "$VERSION" --limit 1 --no-cache > /dev/null 2>&1 || true
 echo "extract overhead, $LIB $VERSION, instant scripted endpoint answering carefully:"
+fixed "$LIMIT"
 run "$PROSE" 64 "$LIMIT" "no code (rocqa alone)"
 run "$PROSE" 1 "$LIMIT" "no code (rocqa alone)"
 run "$CODE" 64 "$CODE_LIMIT" "half with code (+ compiler)"

@@ -78,6 +78,39 @@ __global__ void k3(float* x) {
 "#;
 
 #[test]
+fn probe_answers_are_kept_per_toolchain() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("compile.sqlite");
+    let first = Toolchain::detect_cached(None, Some(&cache)).unwrap();
+    let probes = |stage: &str| -> i64 {
+        rusqlite::Connection::open(&cache)
+            .unwrap()
+            .query_row(
+                "SELECT count(*) FROM compile_outcomes WHERE stage = ?1",
+                [stage],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    assert_eq!(probes("probe"), 3, "one answer per default target");
+    let again = Toolchain::detect_cached(None, Some(&cache)).unwrap();
+    assert_eq!(again.targets, first.targets);
+    assert_eq!(probes("probe"), 3);
+    // The answers are read from the file: one marked refused there is refused again
+    // without asking the compiler.
+    rusqlite::Connection::open(&cache)
+        .unwrap()
+        .execute(
+            "UPDATE compile_outcomes SET ok = 0, diagnostics = 'refused in the cache' \
+             WHERE stage = 'probe'",
+            [],
+        )
+        .unwrap();
+    let e = Toolchain::detect_cached(None, Some(&cache)).unwrap_err();
+    assert!(e.to_string().contains("refused in the cache"), "{e}");
+}
+
+#[test]
 fn detect_probes_the_three_default_targets() {
     let tc = Toolchain::detect(None)
         .unwrap_or_else(|e| panic!("the ROCm toolchain is needed for these tests: {e}"));

@@ -1050,7 +1050,11 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         compiler: &compiler,
         group_questions: a.group_questions,
     };
+    let cpu_before = own_cpu_ms();
     let summary = crate::extract::run(&planned, &mut out, &cx, &mut progress)?;
+    manifest.answer_cpu_ms = own_cpu_ms()
+        .zip(cpu_before)
+        .map(|(after, before)| after.saturating_sub(before));
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -1435,13 +1439,31 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
 
 /// The ROCm compiler with the public headers of the given releases (unpacked by
 /// `scripts/setup-hip.sh` into `rocm_sources/headers/`), caching in `out/cache/`.
+/// CPU time of this process so far (all its threads, not its children), from
+/// `/proc/self/stat` (`utime` + `stime`, in the kernel's fixed 100 Hz ticks); `None`
+/// where there is no such file.
+fn own_cpu_ms() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(ticks * 10)
+}
+
 fn compiler_for(
     layout: &Layout,
     project: &ProjectFile,
     libs: &[(String, String)],
 ) -> Result<crate::validate::compile::Compiler> {
     use crate::validate::compile::{CompileOptions, Compiler, Toolchain};
-    let tc = Toolchain::detect(project.validate.targets.as_deref()).context(
+    let cache = layout.root.join("out").join("cache");
+    std::fs::create_dir_all(&cache).with_context(|| format!("creating {}", cache.display()))?;
+    let tc = Toolchain::detect_cached(
+        project.validate.targets.as_deref(),
+        Some(&cache.join("compile.sqlite")),
+    )
+    .context(
         "the compile check needs the ROCm compiler (run scripts/setup-hip.sh) and targets it accepts ([validate] targets in rocqa.toml)",
     )?;
     let include_dirs = libs
@@ -1455,8 +1477,6 @@ fn compiler_for(
         })
         .filter(|d| d.is_dir())
         .collect();
-    let cache = layout.root.join("out").join("cache");
-    std::fs::create_dir_all(&cache).with_context(|| format!("creating {}", cache.display()))?;
     Ok(Compiler::new(
         tc,
         CompileOptions {

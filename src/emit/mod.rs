@@ -294,6 +294,11 @@ pub struct Manifest {
     pub llm: serde_json::Value,
     /// Wall time of the run in milliseconds.
     pub duration_ms: u64,
+    /// rocqa's own CPU (every thread; the compiler's processes not counted) while this
+    /// invocation asked for answers, checked and wrote them, in milliseconds: the cost
+    /// of the answers apart from the fixed part every run pays (index, facts, slices).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_cpu_ms: Option<u64>,
     /// Tools involved and their versions.
     pub toolchain: BTreeMap<String, String>,
     /// How the questions were planned (slices, targets, repeats, tokens, cache).

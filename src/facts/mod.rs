@@ -972,26 +972,54 @@ fn block_dims(block: &str, body_before: &str, pv: &ParamValues) -> Option<Vec<i6
 /// declaration (`dim3 grid(blocks, 1, batches)`, `dim3 grid = dim3(...)`) or a later
 /// assignment (`grid = dim3(blocks, batch_count, 1)`), whichever comes last.
 ///
-/// The pattern is compiled once per name and thread and kept with its match cache (a
-/// cloned `Regex` starts a cold one): the same few names (`grid`, `threads`, ...) come
-/// back at every launch of a library, and compiling them per launch was most of a
-/// whole extract's CPU.
+/// Read backwards from the launch, one occurrence of the name at a time: a pattern
+/// run over the whole body before every launch argument was most of a fact
+/// extraction's CPU.
 fn last_dim3(name: &str, before: &str) -> Option<String> {
-    thread_local! {
-        static BY_NAME: RefCell<HashMap<String, Regex>> = Default::default();
-    }
-    let end = BY_NAME.with(|m| {
-        let mut m = m.borrow_mut();
-        let re = m.entry(name.to_string()).or_insert_with(|| {
-            let n = regex::escape(name);
-            Regex::new(&format!(
-                r"(?:\bdim3\s+{n}\s*(?:=\s*(?:dim3\s*)?)?|(?:^|[^\w.>]){n}\s*=\s*dim3\s*)[({{]"
-            ))
-            .expect("an escaped name makes a valid pattern")
-        });
-        re.find_iter(before).last().map(|m| m.end())
+    let b = before.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let skip_ws = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    // After the name: `[= [dim3]] (` or `{`; `dim3_rhs` requires the `= dim3`.
+    let opening = |mut i: usize, dim3_rhs: bool| -> Option<usize> {
+        i = skip_ws(i);
+        let mut assigned = false;
+        if b.get(i) == Some(&b'=') && b.get(i + 1) != Some(&b'=') {
+            i = skip_ws(i + 1);
+            if before[i..].starts_with("dim3") && !b.get(i + 4).is_some_and(|&c| word(c)) {
+                assigned = true;
+                i = skip_ws(i + 4);
+            } else if dim3_rhs {
+                return None;
+            }
+        } else if dim3_rhs {
+            return None;
+        }
+        (matches!(b.get(i), Some(b'(' | b'{')) && (assigned || !dim3_rhs)).then_some(i)
+    };
+    let open = before.rmatch_indices(name).find_map(|(k, _)| {
+        let after = k + name.len();
+        // `dim3 NAME ...`: the word before is `dim3`, after at least one space.
+        let head = before[..k].trim_end_matches(|c: char| c.is_ascii_whitespace());
+        let declared = head.len() < k
+            && head.ends_with("dim3")
+            && !head[..head.len() - 4].bytes().last().is_some_and(word);
+        if declared {
+            if let Some(i) = opening(after, false) {
+                return Some(i);
+            }
+        }
+        // `NAME = dim3(...)`, the name not part of a longer one or a member.
+        let free = k == 0 || !matches!(b[k - 1], b'.' | b'>') && !word(b[k - 1]);
+        if free {
+            return opening(after, true);
+        }
+        None
     })?;
-    let open = end - 1;
     let close = Scanner::new(before).matching(open);
     (close < before.len()).then(|| tidy(&before[open + 1..close]))
 }
@@ -1184,5 +1212,30 @@ mod tests {
         );
         assert_eq!(pv.get("DIM_X").map(String::as_str), Some("128"));
         assert_eq!(pv.get("DIM_Y").map(String::as_str), Some("8"));
+    }
+
+    #[test]
+    fn dim3_values_are_the_last_before_the_launch() {
+        let body = "{\n dim3 grid(blocks, 1, batches);\n dim3 threads = dim3(NB);\n if(x)\n  grid = dim3(blocks, batch_count, 1);\n";
+        assert_eq!(
+            last_dim3("grid", body).as_deref(),
+            Some("blocks, batch_count, 1")
+        );
+        assert_eq!(last_dim3("threads", body).as_deref(), Some("NB"));
+        assert_eq!(
+            last_dim3("grid", "dim3 grid{4, 2};").as_deref(),
+            Some("4, 2")
+        );
+        // Not a declaration or a dim3 assignment: a member, a longer name, a comparison,
+        // a call.
+        for other in [
+            "s.grid = dim3(1);",
+            "subgrid = dim3(1);",
+            "grid == dim3(1);",
+            "grid(3);",
+            "dim3grid(3);",
+        ] {
+            assert_eq!(last_dim3("grid", other), None, "{other}");
+        }
     }
 }

@@ -177,6 +177,16 @@ impl Toolchain {
     /// [`Toolchain::targets`]. With explicit targets, any one the toolchain refuses is an
     /// error. A missing piece is an error that names the Debian package to install.
     pub fn detect(targets: Option<&[String]>) -> Result<Toolchain, CompileError> {
+        Toolchain::detect_cached(targets, None)
+    }
+
+    /// [`Toolchain::detect`], keeping each probe's answer in the compile cache at
+    /// `cache` (keyed by compiler, device libraries and target): the probes are most of a
+    /// run's fixed cost, and their answer changes only with the toolchain.
+    pub fn detect_cached(
+        targets: Option<&[String]>,
+        cache: Option<&Path>,
+    ) -> Result<Toolchain, CompileError> {
         for (tool, package) in [("timeout", "coreutils"), ("prlimit", "util-linux")] {
             if which(tool).is_none() {
                 return Err(CompileError::ToolMissing { tool, package });
@@ -204,12 +214,13 @@ impl Toolchain {
             device_lib_path,
             device_lib_version,
         };
+        let cache = cache.map(super::cache::Cache::open).transpose()?;
         let probes: Vec<Result<Option<String>, CompileError>> = std::thread::scope(|s| {
             let handles: Vec<_> = candidates
                 .iter()
                 .map(|t| {
-                    let tc = &tc;
-                    s.spawn(move || tc.probe(t))
+                    let (tc, cache) = (&tc, cache.as_ref());
+                    s.spawn(move || tc.probe_cached(t, cache))
                 })
                 .collect();
             handles
@@ -243,8 +254,52 @@ impl Toolchain {
         Ok(tc)
     }
 
-    /// `None` when `target` accepts an empty kernel; else clang's first error line.
-    fn probe(&self, target: &str) -> Result<Option<String>, CompileError> {
+    /// [`Toolchain::probe`], answered from `cache` when it holds this toolchain's
+    /// answer for `target`.
+    fn probe_cached(
+        &self,
+        target: &str,
+        cache: Option<&super::cache::Cache>,
+    ) -> Result<Option<String>, CompileError> {
+        let key = {
+            use sha2::{Digest, Sha256};
+            let mut h = Sha256::new();
+            for part in [
+                "probe",
+                &self.clang.display().to_string(),
+                &self.version,
+                &self.rocm_path.display().to_string(),
+                &self.device_lib_path.display().to_string(),
+                &self.device_lib_version,
+                target,
+                PROBE,
+            ] {
+                h.update(part.as_bytes());
+                h.update([0]);
+            }
+            format!("{:x}", h.finalize())
+        };
+        if let Some(v) = cache.and_then(|c| c.get(&key)) {
+            return Ok((!v.ok).then_some(v.diagnostics));
+        }
+        let (answer, settled) = self.probe(target)?;
+        // A probe cut short by the machine (time, memory) says nothing about the target.
+        if let Some(c) = cache.filter(|_| settled) {
+            c.put(
+                &key,
+                &super::Verdict {
+                    ok: answer.is_none(),
+                    stage: "probe".into(),
+                    diagnostics: answer.clone().unwrap_or_default(),
+                },
+            );
+        }
+        Ok(answer)
+    }
+
+    /// `None` when `target` accepts an empty kernel; else clang's first error line. The
+    /// flag says whether the compiler ran to its end (an exit, not a limit or a crash).
+    fn probe(&self, target: &str) -> Result<(Option<String>, bool), CompileError> {
         let wd = WorkDir::new()?;
         wd.write("probe.hip", PROBE)?;
         let mut args = self.base_args();
@@ -261,15 +316,19 @@ impl Toolchain {
             memory_mb: 4096,
         };
         let ran = sandbox::run(&self.clang, &args, wd.path(), limits)?;
+        let settled = matches!(ran.end, End::Exited(_));
         Ok(match ran.end {
-            End::Exited(0) => None,
-            _ => Some(
-                ran.stderr
-                    .lines()
-                    .find(|l| l.contains("error"))
-                    .unwrap_or_else(|| ran.stderr.lines().next().unwrap_or("failed"))
-                    .trim()
-                    .to_string(),
+            End::Exited(0) => (None, true),
+            _ => (
+                Some(
+                    ran.stderr
+                        .lines()
+                        .find(|l| l.contains("error"))
+                        .unwrap_or_else(|| ran.stderr.lines().next().unwrap_or("failed"))
+                        .trim()
+                        .to_string(),
+                ),
+                settled,
             ),
         })
     }
