@@ -482,7 +482,7 @@ pub fn write_fact_entries(
                 source: std::io::Error::other(e.to_string()),
             }
         })?;
-    report.rendered = rendered.len();
+    report.entries.rendered = rendered.len();
     let mut seen = kept_signatures(out)?;
     let mut per_api: BTreeMap<&str, usize> = BTreeMap::new();
     for mut e in rendered {
@@ -495,17 +495,8 @@ pub fn write_fact_entries(
             out,
             &mut report.fact_check,
         )?;
-        match kept {
-            Kept::Before => report.kept_before += 1,
-            Kept::Written => report.written += 1,
-            Kept::Refused(reason) => {
-                *report.rejected.entry(reason).or_default() += 1;
-                continue;
-            }
-            Kept::NearDuplicate => {
-                report.near_duplicates += 1;
-                continue;
-            }
+        if !kept.count_in(&mut report.entries) {
+            continue;
         }
         for a in &e.apis {
             if let Some(k) = apis.iter().find(|x| x.name == *a) {
@@ -537,6 +528,45 @@ pub fn write_fact_entries(
     Ok(report)
 }
 
+/// An entry for question `q` about slice `s`, before its answer: every field the
+/// question, the slice and the pin fix (the answer fields empty, `generator` `llm`).
+fn question_entry(q: &Question, s: &Slice, pin: &SourcePin) -> Entry {
+    Entry {
+        schema_version: ENTRY_SCHEMA_VERSION,
+        id: q.id.clone(),
+        lib: s.lib.clone(),
+        version: s.version.clone(),
+        source: SourceRef {
+            origin: pin.origin.clone(),
+            sha256: pin.sha256.clone(),
+        },
+        family: s.family.clone(),
+        api: s.api.clone(),
+        apis: s.apis.clone(),
+        variant: s.variant.clone(),
+        call_path: s.call_path.clone(),
+        category: q.category.clone(),
+        template_id: q.template_id.clone(),
+        template_version: q.template_version,
+        difficulty: q.difficulty.clone(),
+        question: q.text.clone(),
+        answer: String::new(),
+        code: None,
+        citations: Vec::new(),
+        slice_id: s.id.clone(),
+        slice: crate::validate::piece_refs(s),
+        model: String::new(),
+        params: serde_json::json!({}),
+        prompt_sha256: String::new(),
+        usage: Default::default(),
+        validation: Vec::new(),
+        generator: "llm".into(),
+        tool: generator(),
+        grouped_request: None,
+        mutation: q.mutation.clone(),
+    }
+}
+
 /// What became of an entry rendered without a model.
 enum Kept {
     /// In `entries.jsonl` from an earlier run.
@@ -547,6 +577,25 @@ enum Kept {
     Refused(String),
     /// Too close to an entry kept.
     NearDuplicate,
+}
+
+impl Kept {
+    /// Adds this outcome to `counts`; true when the entry is in `entries.jsonl`.
+    fn count_in(self, counts: &mut crate::model::RenderedCounts) -> bool {
+        match self {
+            Kept::Before => counts.kept_before += 1,
+            Kept::Written => counts.written += 1,
+            Kept::Refused(reason) => {
+                *counts.rejected.entry(reason).or_default() += 1;
+                return false;
+            }
+            Kept::NearDuplicate => {
+                counts.near_duplicates += 1;
+                return false;
+            }
+        }
+        true
+    }
 }
 
 /// Signatures of the entries already written, for the near-duplicate check.
@@ -622,30 +671,12 @@ pub fn write_reference_entries(
         else {
             continue;
         };
-        report.rendered += 1;
+        report.entries.rendered += 1;
         let mut h = Sha256::new();
         h.update(format!("{}\u{0}reference", q.id).as_bytes());
         let mut e = Entry {
-            schema_version: ENTRY_SCHEMA_VERSION,
             id: format!("{}-{}", s.lib, &format!("{:x}", h.finalize())[..16]),
-            lib: s.lib.clone(),
-            version: s.version.clone(),
-            source: SourceRef {
-                origin: pin.origin.clone(),
-                sha256: pin.sha256.clone(),
-            },
-            family: s.family.clone(),
-            api: s.api.clone(),
-            apis: s.apis.clone(),
-            variant: s.variant.clone(),
-            call_path: s.call_path.clone(),
-            category: q.category.clone(),
-            template_id: q.template_id.clone(),
-            template_version: q.template_version,
-            difficulty: q.difficulty.clone(),
-            question: q.text.clone(),
             answer: crate::question::mutate::reference_answer(m, &piece.name),
-            code: None,
             citations: vec![crate::model::Citation {
                 lib: m.lib.clone(),
                 file: m.file.clone(),
@@ -653,19 +684,11 @@ pub fn write_reference_entries(
                 end: m.line,
                 sha256: crate::slice::lines_hash(std::slice::from_ref(&m.original), 1, 1),
             }],
-            slice_id: s.id.clone(),
-            slice: crate::validate::piece_refs(s),
-            model: String::new(),
-            params: serde_json::json!({}),
             prompt_sha256: prompt_hash(q),
-            usage: Default::default(),
-            validation: Vec::new(),
             generator: "mutation".into(),
-            tool: generator(),
-            grouped_request: None,
-            mutation: Some(m.clone()),
+            ..question_entry(q, s, pin)
         };
-        match keep_rendered(
+        let kept = keep_rendered(
             &mut e,
             grounding,
             pins,
@@ -673,17 +696,9 @@ pub fn write_reference_entries(
             threshold,
             out,
             &mut counted,
-        )? {
-            Kept::Before => report.kept_before += 1,
-            Kept::Written => report.written += 1,
-            Kept::Refused(reason) => {
-                *report.rejected.entry(reason).or_default() += 1;
-                continue;
-            }
-            Kept::NearDuplicate => {
-                report.near_duplicates += 1;
-                continue;
-            }
+        )?;
+        if !kept.count_in(&mut report.entries) {
+            continue;
         }
         *report.kinds.entry(m.kind.clone()).or_default() += 1;
     }
@@ -936,38 +951,16 @@ impl Writer<'_, '_> {
             return self.fail(q, s, f, &raw, usage, progress);
         }
         let entry = Entry {
-            schema_version: ENTRY_SCHEMA_VERSION,
-            id: q.id.clone(),
-            lib: s.lib.clone(),
-            version: s.version.clone(),
-            source: SourceRef {
-                origin: self.cx.pin.origin.clone(),
-                sha256: self.cx.pin.sha256.clone(),
-            },
-            family: s.family.clone(),
-            api: s.api.clone(),
-            apis: s.apis.clone(),
-            variant: s.variant.clone(),
-            call_path: s.call_path.clone(),
-            category: q.category.clone(),
-            template_id: q.template_id.clone(),
-            template_version: q.template_version,
-            difficulty: q.difficulty.clone(),
-            question: q.text.clone(),
             answer: v.answer,
             code: v.code,
             citations: v.citations,
-            slice_id: s.id.clone(),
-            slice: crate::validate::piece_refs(s),
             model,
             params: self.cx.params.clone(),
             prompt_sha256: via.prompt_sha256,
             usage,
             validation: v.checks,
-            generator: "llm".into(),
-            tool: generator(),
             grouped_request: via.grouped,
-            mutation: q.mutation.clone(),
+            ..question_entry(q, s, self.cx.pin)
         };
         // The contract rocqa validate holds entries to, held here too.
         let broken = serde_json::to_value(&entry)

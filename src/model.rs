@@ -1008,16 +1008,9 @@ pub struct FactEntriesReport {
     pub apis: usize,
     /// Facts read over those APIs.
     pub facts: usize,
-    /// Fact entries rendered.
-    pub rendered: usize,
-    /// Written by this run.
-    pub written: usize,
-    /// Already in `entries.jsonl` from an earlier run.
-    pub kept_before: usize,
-    /// Rendered entries the validator refused, by reason (none is written).
-    pub rejected: std::collections::BTreeMap<String, usize>,
-    /// Rendered entries left out as near-duplicates of one kept.
-    pub near_duplicates: usize,
+    /// What became of the fact entries rendered.
+    #[serde(flatten)]
+    pub entries: RenderedCounts,
     /// In-scope APIs with fewer than the minimum of fact entries, and why.
     pub below_minimum: std::collections::BTreeMap<String, String>,
     /// Claims of the rendered entries the fact check compared with the facts.
@@ -1025,11 +1018,10 @@ pub struct FactEntriesReport {
     pub fact_check: FactCheckCount,
 }
 
-/// What a run did with the find-the-bug tasks it answers from their planted bugs
-/// (`generator: mutation`, no model).
+/// What became of the entries a run rendered without a model.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReferenceEntriesReport {
-    /// Entries rendered (one per find-the-bug question planned).
+pub struct RenderedCounts {
+    /// Entries rendered.
     pub rendered: usize,
     /// Written by this run.
     pub written: usize,
@@ -1039,7 +1031,16 @@ pub struct ReferenceEntriesReport {
     pub rejected: std::collections::BTreeMap<String, usize>,
     /// Rendered entries left out as near-duplicates of one kept.
     pub near_duplicates: usize,
-    /// Planted bugs by kind.
+}
+
+/// What a run did with the find-the-bug tasks it answers from their planted bugs
+/// (`generator: mutation`, no model).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReferenceEntriesReport {
+    /// What became of the entries rendered (one per find-the-bug question planned).
+    #[serde(flatten)]
+    pub entries: RenderedCounts,
+    /// Planted bugs by kind (of the entries kept).
     pub kinds: std::collections::BTreeMap<String, usize>,
 }
 

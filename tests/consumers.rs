@@ -9,7 +9,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{careful_answer, jsonl, project, repo, serve, user_message, Reply, BIN};
+use common::{careful_endpoint, extract_against, jsonl, repo};
 
 #[test]
 fn hugging_face_datasets_loads_every_kind_of_entry() {
@@ -19,32 +19,17 @@ fn hugging_face_datasets_loads_every_kind_of_entry() {
         "{} is missing: run scripts/setup.sh (it installs `datasets` in the venv)",
         python.display()
     );
-    let url = serve(|body| {
-        let user = user_message(body);
-        let with_code = user.len().is_multiple_of(2) || user.contains("Write");
-        Reply::completion(&careful_answer(&user, with_code))
-    });
-    let root = project("[llm]\ntimeout_secs = 10\nmax_retries = 1\n");
-    let o = Command::new(BIN)
-        .arg("--root")
-        .arg(root.path())
-        .args([
-            "extract",
+    let url = careful_endpoint();
+    let root = extract_against(
+        &url,
+        &[
             "--lib",
             "rocblas",
             "--api",
             "rocblas_s{dot,swap,gemv}",
             "--limit",
             "12",
-        ])
-        .env("ROCQA_LLM_URL", &url)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+        ],
     );
     let path = root.path().join("out/rocblas/6.4.4/entries.jsonl");
     let entries = jsonl(&path);

@@ -10,22 +10,14 @@ mod common;
 use std::collections::BTreeSet;
 use std::process::Command;
 
-use common::{careful_answer, jsonl, project, serve, user_message, Reply, BIN};
+use common::{careful_endpoint, extract_against, jsonl, BIN};
 
 #[test]
 fn every_entry_extract_keeps_validate_keeps() {
-    let url = serve(|body| {
-        let user = user_message(body);
-        // Half the answers carry code, chosen by the prompt so reruns agree.
-        let with_code = user.len().is_multiple_of(2) || user.contains("Write");
-        Reply::completion(&careful_answer(&user, with_code))
-    });
-    let root = project("[llm]\ntimeout_secs = 10\nmax_retries = 1\n");
-    let o = Command::new(BIN)
-        .arg("--root")
-        .arg(root.path())
-        .args([
-            "extract",
+    let url = careful_endpoint();
+    let root = extract_against(
+        &url,
+        &[
             "--lib",
             "rocblas",
             "--api",
@@ -34,15 +26,11 @@ fn every_entry_extract_keeps_validate_keeps() {
             "16",
             "--concurrency",
             "4",
-        ])
-        .env("ROCQA_LLM_URL", &url)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
+        ],
+    );
     let out_dir = root.path().join("out/rocblas/6.4.4");
     let entries = jsonl(&out_dir.join("entries.jsonl"));
     let rejects = jsonl(&out_dir.join("rejects.jsonl"));
-    assert_eq!(o.status.code(), Some(0), "{err}");
     let reasons: Vec<String> = rejects
         .iter()
         .map(|r| format!("{} {}", r["reason"], r["detail"]))

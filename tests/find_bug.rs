@@ -11,7 +11,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use common::{blocks, jsonl, project, repo, serve, user_message, Reply, BIN};
+use common::{blocks, extract_against, jsonl, repo, serve, user_message, Reply, BIN};
 
 /// The tree's lines of a file of rocBLAS 6.4.4.
 fn tree_lines(file: &str) -> Vec<String> {
@@ -87,27 +87,9 @@ fn extract(
         let user = user_message(body);
         Reply::completion(&answer(&user, style))
     });
-    let root = project("[llm]\ntimeout_secs = 10\nmax_retries = 1\n");
-    let o = Command::new(BIN)
-        .arg("--root")
-        .arg(root.path())
-        .args([
-            "extract",
-            "--lib",
-            "rocblas",
-            "--api",
-            api,
-            "--category",
-            "debugging",
-        ])
-        .env("ROCQA_LLM_URL", &url)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+    let root = extract_against(
+        &url,
+        &["--lib", "rocblas", "--api", api, "--category", "debugging"],
     );
     let out = root.path().join("out/rocblas/6.4.4");
     let asked = |v: Vec<serde_json::Value>| -> Vec<serde_json::Value> {

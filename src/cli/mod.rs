@@ -969,11 +969,11 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     )?;
     say!(
         "{lib} {version}: {} fact entries written now ({} from before) for {} in-scope APIs; {} refused by validation, {} near-duplicates left out; {} APIs below {} fact entries (named in the manifest)",
-        report.written,
-        report.kept_before,
+        report.entries.written,
+        report.entries.kept_before,
         report.apis,
-        report.rejected.values().sum::<usize>(),
-        report.near_duplicates,
+        report.entries.rejected.values().sum::<usize>(),
+        report.entries.near_duplicates,
         report.below_minimum.len(),
         crate::extract::MIN_FACT_ENTRIES
     );
@@ -988,11 +988,11 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     )?;
     say!(
         "{lib} {version}: {} find-the-bug entries answered from their planted bugs written now ({} from before) of {} tasks; {} refused by validation, {} near-duplicates left out",
-        reference.written,
-        reference.kept_before,
-        reference.rendered,
-        reference.rejected.values().sum::<usize>(),
-        reference.near_duplicates,
+        reference.entries.written,
+        reference.entries.kept_before,
+        reference.entries.rendered,
+        reference.entries.rejected.values().sum::<usize>(),
+        reference.entries.near_duplicates,
     );
     manifest.reference_entries = Some(reference);
     let mut cfg = match crate::llm::LlmConfig::resolve(&project.llm) {

@@ -258,6 +258,38 @@ pub fn careful_answer(user: &str, with_code: bool) -> String {
     .to_string()
 }
 
+/// A scripted endpoint answering every request carefully ([`careful_answer`]), with
+/// HIP code in half the answers (chosen by the prompt, so reruns agree) and in every
+/// answer to a question that asks for code.
+pub fn careful_endpoint() -> String {
+    serve(|body| {
+        let user = user_message(body);
+        let with_code = user.len().is_multiple_of(2) || user.contains("Write");
+        Reply::completion(&careful_answer(&user, with_code))
+    })
+}
+
+/// A project of its own with a short LLM timeout, and `rocqa extract ARGS` run in it
+/// against the endpoint at `url`; the run must succeed (its stderr is shown if not).
+pub fn extract_against(url: &str, args: &[&str]) -> tempfile::TempDir {
+    let root = project("[llm]\ntimeout_secs = 10\nmax_retries = 1\n");
+    let o = std::process::Command::new(BIN)
+        .arg("--root")
+        .arg(root.path())
+        .arg("extract")
+        .args(args)
+        .env("ROCQA_LLM_URL", url)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    root
+}
+
 /// The lines of a JSONL file as JSON values (none when it is missing).
 pub fn jsonl(p: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(p)
