@@ -199,6 +199,43 @@ fn arity_picks_the_overload_and_a_call_to_the_same_name_is_followed() {
     assert!(!kernels(&g).is_empty());
 }
 
+/// The `_64` rotm launcher hands each chunk to the 32-bit instantiation of its own name
+/// (`rocblas_internal_rotm_launcher<rocblas_int, NB, BATCHED_OR_STRIDED, T, U>` at
+/// `src64/blas1/rocblas_rotm_kernels_64.cpp:84`), defined in `blas1/rocblas_rotm_kernels.cpp:31`,
+/// a file the caller never includes: the call is not a self-call.
+#[test]
+fn rotm_64_reaches_the_kernels_through_the_32_bit_launcher() {
+    let (main, scope) = load("rocblas", "6.4.4");
+    let g = CodeGraph::new(&main, None, &scope);
+    for api in ["rocblas_srotm_64", "rocblas_srotm_batched_64"] {
+        let f = main.api.iter().find(|a| a.name == api).unwrap();
+        let g = g.interface(f);
+        let e = g
+            .edges
+            .iter()
+            .find(|e| {
+                g.nodes[e.from].name == "rocblas_internal_rotm_launcher"
+                    && g.nodes[e.to].name == "rocblas_internal_rotm_launcher"
+            })
+            .unwrap_or_else(|| panic!("{api}: _64 launcher -> 32-bit launcher"));
+        assert_eq!(
+            (e.file.as_str(), e.line),
+            ("library/src/src64/blas1/rocblas_rotm_kernels_64.cpp", 84)
+        );
+        assert_eq!(
+            g.nodes[e.to].file,
+            "library/src/blas1/rocblas_rotm_kernels.cpp"
+        );
+        let ks = kernels(&g);
+        let want = if api.contains("batched") {
+            "rocblas_rotm_kernel_batched"
+        } else {
+            "rocblas_rotm_kernel_regular"
+        };
+        assert!(ks.contains(&want), "{api}: {ks:?}");
+    }
+}
+
 #[test]
 fn sscal_shows_its_check_numerics_edge_typed() {
     let (main, scope) = load("rocblas", "6.4.4");

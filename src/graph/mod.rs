@@ -244,6 +244,14 @@ impl<'a> CodeGraph<'a> {
                 c = fit;
             }
         }
+        if c.len() > 1 && c.contains(&caller) {
+            // A definition calling its own name while other definitions of it exist: a
+            // `_64` launcher handing each chunk to the 32-bit instantiation
+            // (`rocblas_internal_rotm_launcher<rocblas_int, ...>`), which a source file
+            // the caller never includes defines. The edge to itself would be dropped.
+            c.retain(|r| *r != caller);
+            tracing::debug!(site = %format!("{}:{}", site.0, site.1), others = c.len(), "Self-call taken as another definition of the name.");
+        }
         if c.len() > 1 && caller.lib == c[0].lib {
             let v = &self.libs[caller.lib];
             let seen: Vec<SymRef> = c

@@ -42,6 +42,14 @@ fn sweep_stale(base: &Path) {
     }
 }
 
+/// Sweeps the work dirs killed runs left ([`sweep_stale`]), once per process: every
+/// compile check set-up calls it, whether or not it then compiles anything (its
+/// verdicts and probes may all come from the cache).
+pub(crate) fn sweep_once() {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| sweep_stale(&std::env::temp_dir()));
+}
+
 /// A private folder under the system temp dir, removed with everything in it on drop.
 #[derive(Debug)]
 pub(crate) struct WorkDir {
@@ -52,9 +60,8 @@ impl WorkDir {
     /// Creates a fresh folder (never an existing one) readable only by this user.
     pub fn new() -> Result<WorkDir, CompileError> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        static SWEPT: std::sync::Once = std::sync::Once::new();
         let base = std::env::temp_dir();
-        SWEPT.call_once(|| sweep_stale(&base));
+        sweep_once();
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());

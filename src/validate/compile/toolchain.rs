@@ -187,6 +187,7 @@ impl Toolchain {
         targets: Option<&[String]>,
         cache: Option<&Path>,
     ) -> Result<Toolchain, CompileError> {
+        sandbox::sweep_once();
         for (tool, package) in [("timeout", "coreutils"), ("prlimit", "util-linux")] {
             if which(tool).is_none() {
                 return Err(CompileError::ToolMissing { tool, package });
