@@ -75,6 +75,9 @@ pub struct Planned {
     pub identical_slices: usize,
     /// Slices that nearly repeat (Jaccard >= 0.8 of their pieces) another family's.
     pub twin_slices: usize,
+    /// Every find-the-bug question of the run's scope, `--limit` or not: answering one
+    /// from its planted bug asks nothing of a model.
+    pub bug_tasks: Vec<Question>,
 }
 
 /// The variant groups of a family and their representative APIs: the family itself
@@ -387,6 +390,11 @@ pub fn plan_run(
             }
         }
     }
+    let bug_tasks = questions
+        .iter()
+        .filter(|q| q.mutation.is_some())
+        .cloned()
+        .collect();
     if let Some(n) = p.limit {
         questions.truncate(n);
     }
@@ -398,6 +406,7 @@ pub fn plan_run(
         not_asked,
         identical_slices,
         twin_slices,
+        bug_tasks,
     })
 }
 
@@ -660,7 +669,7 @@ pub fn write_reference_entries(
     let mut report = crate::model::ReferenceEntriesReport::default();
     let mut seen = kept_signatures(out)?;
     let mut counted = crate::model::FactCheckCount::default();
-    for q in &planned.questions {
+    for q in &planned.bug_tasks {
         let (Some(m), Some(s)) = (&q.mutation, planned.slices.get(&q.slice_id)) else {
             continue;
         };
