@@ -492,19 +492,10 @@ pub fn write_fact_entries(
             }
         })?;
     report.entries.rendered = rendered.len();
-    let mut seen = kept_signatures(out)?;
+    let mut writer = RenderedWriter::new(*grounding, pins, threshold, out)?;
     let mut per_api: BTreeMap<&str, usize> = BTreeMap::new();
     for mut e in rendered {
-        let kept = keep_rendered(
-            &mut e,
-            grounding,
-            pins,
-            &mut seen,
-            threshold,
-            out,
-            &mut report.fact_check,
-        )?;
-        if !kept.count_in(&mut report.entries) {
+        if !writer.keep(&mut e, out, &mut report.entries, &mut report.fact_check)? {
             continue;
         }
         for a in &e.apis {
@@ -576,82 +567,73 @@ fn question_entry(q: &Question, s: &Slice, pin: &SourcePin) -> Entry {
     }
 }
 
-/// What became of an entry rendered without a model.
-enum Kept {
-    /// In `entries.jsonl` from an earlier run.
-    Before,
-    /// Checked and written now.
-    Written,
-    /// Refused by the checks, for this reason.
-    Refused(String),
-    /// Too close to an entry kept.
-    NearDuplicate,
-}
-
-impl Kept {
-    /// Adds this outcome to `counts`; true when the entry is in `entries.jsonl`.
-    fn count_in(self, counts: &mut crate::model::RenderedCounts) -> bool {
-        match self {
-            Kept::Before => counts.kept_before += 1,
-            Kept::Written => counts.written += 1,
-            Kept::Refused(reason) => {
-                *counts.rejected.entry(reason).or_default() += 1;
-                return false;
-            }
-            Kept::NearDuplicate => {
-                counts.near_duplicates += 1;
-                return false;
-            }
-        }
-        true
-    }
-}
-
-/// Signatures of the entries already written, for the near-duplicate check.
-fn kept_signatures(out: &RunOutput) -> Result<DedupIndex, EmitError> {
-    let mut seen = DedupIndex::default();
-    for e in crate::emit::read_jsonl::<Entry>(&out.dir().join("entries.jsonl"))? {
-        seen.insert(
-            &e.id,
-            signature(&entry_text(&e.question, &e.answer, e.code.as_deref())),
-        );
-    }
-    Ok(seen)
-}
-
-/// An entry rendered without a model goes through the checks `rocqa validate` runs
-/// ([`crate::validate::file::check_entry`]) and the near-duplicate check, and is
-/// written when it passes both.
-fn keep_rendered(
-    e: &mut Entry,
-    grounding: &crate::validate::Grounding,
-    pins: &crate::source::Pins,
-    seen: &mut DedupIndex,
+/// Checks and writes the entries a run renders without a model: the checks `rocqa
+/// validate` runs ([`crate::validate::file::check_entry`]), then the near-duplicate
+/// check against every entry in `entries.jsonl`.
+struct RenderedWriter<'a> {
+    grounding: crate::validate::Grounding<'a>,
+    pins: &'a crate::source::Pins,
+    seen: DedupIndex,
     threshold: f64,
-    out: &mut RunOutput,
-    fact_check: &mut crate::model::FactCheckCount,
-) -> Result<Kept, EmitError> {
-    if out.is_done(&e.id) {
-        return Ok(Kept::Before);
-    }
-    match crate::validate::file::check_entry(e, grounding, pins) {
-        Ok((checks, counted)) => {
-            fact_check.add(counted);
-            e.validation = checks;
+}
+
+impl<'a> RenderedWriter<'a> {
+    fn new(
+        grounding: crate::validate::Grounding<'a>,
+        pins: &'a crate::source::Pins,
+        threshold: f64,
+        out: &RunOutput,
+    ) -> Result<RenderedWriter<'a>, EmitError> {
+        let mut seen = DedupIndex::default();
+        for e in crate::emit::read_jsonl::<Entry>(&out.dir().join("entries.jsonl"))? {
+            seen.insert(
+                &e.id,
+                signature(&entry_text(&e.question, &e.answer, e.code.as_deref())),
+            );
         }
-        Err(f) => {
-            fact_check.add(f.fact_check);
-            tracing::debug!(id = %e.id, reason = %f.reason, detail = %f.detail, "Rendered entry refused.");
-            return Ok(Kept::Refused(f.reason.to_string()));
+        Ok(RenderedWriter {
+            grounding,
+            pins,
+            seen,
+            threshold,
+        })
+    }
+
+    /// Checks `e` and writes it when it passes, counting the outcome; true when the
+    /// entry is in `entries.jsonl` (written now or by an earlier run).
+    fn keep(
+        &mut self,
+        e: &mut Entry,
+        out: &mut RunOutput,
+        counts: &mut crate::model::RenderedCounts,
+        fact_check: &mut crate::model::FactCheckCount,
+    ) -> Result<bool, EmitError> {
+        if out.is_done(&e.id) {
+            counts.kept_before += 1;
+            return Ok(true);
         }
+        match crate::validate::file::check_entry(e, &self.grounding, self.pins) {
+            Ok((checks, counted)) => {
+                fact_check.add(counted);
+                e.validation = checks;
+            }
+            Err(f) => {
+                fact_check.add(f.fact_check);
+                tracing::debug!(id = %e.id, reason = %f.reason, detail = %f.detail, "Rendered entry refused.");
+                *counts.rejected.entry(f.reason.to_string()).or_default() += 1;
+                return Ok(false);
+            }
+        }
+        let sig = signature(&entry_text(&e.question, &e.answer, e.code.as_deref()));
+        if self.seen.nearest(&sig, self.threshold).is_some() {
+            counts.near_duplicates += 1;
+            return Ok(false);
+        }
+        self.seen.insert(&e.id, sig);
+        out.write_entry(e)?;
+        counts.written += 1;
+        Ok(true)
     }
-    let sig = signature(&entry_text(&e.question, &e.answer, e.code.as_deref()));
-    if seen.nearest(&sig, threshold).is_some() {
-        return Ok(Kept::NearDuplicate);
-    }
-    seen.insert(&e.id, sig);
-    out.write_entry(e)?;
-    Ok(Kept::Written)
 }
 
 /// Writes the find-the-bug tasks of a run answered from their planted bugs (`generator:
@@ -667,7 +649,7 @@ pub fn write_reference_entries(
     out: &mut RunOutput,
 ) -> Result<crate::model::ReferenceEntriesReport, EmitError> {
     let mut report = crate::model::ReferenceEntriesReport::default();
-    let mut seen = kept_signatures(out)?;
+    let mut writer = RenderedWriter::new(*grounding, pins, threshold, out)?;
     let mut counted = crate::model::FactCheckCount::default();
     for q in &planned.bug_tasks {
         let (Some(m), Some(s)) = (&q.mutation, planned.slices.get(&q.slice_id)) else {
@@ -697,16 +679,7 @@ pub fn write_reference_entries(
             generator: "mutation".into(),
             ..question_entry(q, s, pin)
         };
-        let kept = keep_rendered(
-            &mut e,
-            grounding,
-            pins,
-            &mut seen,
-            threshold,
-            out,
-            &mut counted,
-        )?;
-        if !kept.count_in(&mut report.entries) {
+        if !writer.keep(&mut e, out, &mut report.entries, &mut counted)? {
             continue;
         }
         *report.kinds.entry(m.kind.clone()).or_default() += 1;

@@ -1033,6 +1033,20 @@ pub struct RenderedCounts {
     pub near_duplicates: usize,
 }
 
+impl RenderedCounts {
+    /// One line for the run's report.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} of {} written now ({} from before), {} refused by validation, {} near-duplicates left out",
+            self.written,
+            self.rendered,
+            self.kept_before,
+            self.rejected.values().sum::<usize>(),
+            self.near_duplicates
+        )
+    }
+}
+
 /// What a run did with the find-the-bug tasks it answers from their planted bugs
 /// (`generator: mutation`, no model).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -968,12 +968,9 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         &mut out,
     )?;
     say!(
-        "{lib} {version}: {} fact entries written now ({} from before) for {} in-scope APIs; {} refused by validation, {} near-duplicates left out; {} APIs below {} fact entries (named in the manifest)",
-        report.entries.written,
-        report.entries.kept_before,
+        "{lib} {version}: fact entries for {} in-scope APIs: {}; {} APIs below {} fact entries (named in the manifest)",
         report.apis,
-        report.entries.rejected.values().sum::<usize>(),
-        report.entries.near_duplicates,
+        report.entries.summary(),
         report.below_minimum.len(),
         crate::extract::MIN_FACT_ENTRIES
     );
@@ -987,12 +984,8 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         &mut out,
     )?;
     say!(
-        "{lib} {version}: {} find-the-bug entries answered from their planted bugs written now ({} from before) of {} tasks; {} refused by validation, {} near-duplicates left out",
-        reference.entries.written,
-        reference.entries.kept_before,
-        reference.entries.rendered,
-        reference.entries.rejected.values().sum::<usize>(),
-        reference.entries.near_duplicates,
+        "{lib} {version}: find-the-bug entries answered from their planted bugs: {}",
+        reference.entries.summary()
     );
     manifest.reference_entries = Some(reference);
     let mut cfg = match crate::llm::LlmConfig::resolve(&project.llm) {
