@@ -1015,12 +1015,32 @@ fn ilp64_impl_calls_the_64_bit_template() {
         "rocfx",
         "library/src/src64/blas1/rocfx_scal_64.cpp",
         &[
-            "path rocfx_sscal_64: rocfx_sscal_64 > rocfx_scal_impl > rocfx_internal_scal_template_64 > rocfx_internal_scal_launcher > rocfx_scal_kernel > rocfx_scal_calc",
+            "path rocfx_sscal_64: rocfx_sscal_64 > rocfx_scal_impl > rocfx_internal_scal_template_64 > rocfx_internal_scal_launcher",
             "not-in-graph rocfx_sscal_64: rocfx_internal_scal_template",
             "path rocfx_zdscal_strided_batched_64: rocfx_zdscal_strided_batched_64 > rocfx_scal_batched_impl > rocfx_internal_scal_template_64",
             "not-in-graph rocfx_zdscal_strided_batched_64: rocfx_internal_scal_template",
             // The 32-bit entry points keep the 32-bit template.
             "path rocfx_sscal: rocfx_sscal > rocfx_scal_impl > rocfx_internal_scal_template > rocfx_internal_scal_launcher",
+            "not-in-graph rocfx_sscal: rocfx_internal_scal_template_64",
+        ],
+    );
+}
+
+/// The 64-bit scal launcher (`src64/blas1/rocfx_scal_kernels_64.cpp:15`) calls its own
+/// name to hand each chunk to the 32-bit launcher, which its file cannot see
+/// (`blas1/rocfx_scal_kernels.hpp:66`, as rocBLAS's `_64` rotm launcher calls the one in
+/// `blas1/rocblas_rotm_kernels.cpp`). Read as a call to itself, the edge was dropped and
+/// every `_64` scal graph stopped at the launcher, with no kernel.
+#[test]
+fn a_call_to_its_own_name_means_the_other_definition() {
+    check_facts(
+        "rocfx",
+        "library/src/src64/blas1/rocfx_scal_kernels_64.cpp",
+        &[
+            "path rocfx_sscal_64: rocfx_internal_scal_template_64 > rocfx_internal_scal_launcher > rocfx_internal_scal_launcher > rocfx_scal_kernel > rocfx_scal_calc",
+            "path rocfx_zdscal_strided_batched_64: rocfx_internal_scal_template_64 > rocfx_internal_scal_launcher > rocfx_internal_scal_launcher > rocfx_scal_kernel",
+            // The 32-bit graphs never go through the 64-bit launcher.
+            "path rocfx_sscal: rocfx_internal_scal_template > rocfx_internal_scal_launcher > rocfx_scal_kernel",
             "not-in-graph rocfx_sscal: rocfx_internal_scal_template_64",
         ],
     );
