@@ -626,6 +626,9 @@ fn run_index(layout: &Layout, a: IndexArgs) -> Result<i32> {
             s.api_families
         );
         say!("  files with parse errors left: {}", s.files_with_errors);
+        for f in &s.error_files {
+            say!("    {f}");
+        }
         say!(
             "  headers read again under a translation unit's extra defines: {}",
             s.variants

@@ -190,6 +190,11 @@ struct Reader<'a> {
 /// Reads the tree's top `CMakeLists.txt` and everything it pulls in; returns the
 /// defines that the library target `target` is compiled with, in the order set.
 pub fn derive(tree: &Path, target: &str) -> Vec<BuildDefine> {
+    read(tree, target).0
+}
+
+/// [`derive`], and the `CMAKE_CXX_STANDARD` the files set.
+fn read(tree: &Path, target: &str) -> (Vec<BuildDefine>, Option<String>) {
     let mut r = Reader {
         tree,
         target,
@@ -200,11 +205,61 @@ pub fn derive(tree: &Path, target: &str) -> Vec<BuildDefine> {
     };
     r.vars.insert("UNIX".into(), "1".into());
     r.run_file(&tree.join("CMakeLists.txt"), tree);
-    r.defines
+    let standard = r.vars.get("CMAKE_CXX_STANDARD").cloned();
+    (r.defines, standard)
 }
 
-/// Defines the build of `lib` at `tree` passes, those of the paired library's generated
-/// public headers, then `configured` (rocqa.toml, which wins), one per name, sorted.
+/// Origin of the macros the compiler defines itself.
+pub const COMPILER_ORIGIN: &str = "hipcc (clang, HIP host pass)";
+
+/// The macros hipcc defines before reading a file: it is clang in HIP mode on Linux,
+/// and the index reads the host pass (as the precise index's `--cuda-host-only`), so
+/// `__HIP_DEVICE_COMPILE__` and the `__gfx*__` targets stay undefined. rocBLAS's type
+/// headers guard their `std::` overloads with `__cplusplus` and `__HIPCC__`; reading
+/// those as 0 left the overloads out of the index. `__cplusplus` follows the build's
+/// `CMAKE_CXX_STANDARD` (clang-15's default, C++17, without one).
+fn compiler_predefines(cxx_standard: Option<&str>) -> Vec<BuildDefine> {
+    let cplusplus = match cxx_standard.map(str::trim) {
+        Some("11") => "201103L",
+        Some("14") => "201402L",
+        Some("20") => "202002L",
+        _ => "201703L",
+    };
+    let standard = match cxx_standard {
+        Some(s) => format!("; C++{s} from CMAKE_CXX_STANDARD"),
+        None => String::new(),
+    };
+    [
+        ("__cplusplus", cplusplus),
+        ("__clang__", "1"),
+        ("__GNUC__", "4"),
+        ("__linux__", "1"),
+        ("__HIP__", "1"),
+        ("__HIPCC__", "1"),
+        ("__HIP_PLATFORM_AMD__", "1"),
+    ]
+    .into_iter()
+    .map(|(name, value)| BuildDefine {
+        name: name.to_string(),
+        value: value.to_string(),
+        origin: if name == "__cplusplus" {
+            format!("{COMPILER_ORIGIN}{standard}")
+        } else {
+            COMPILER_ORIGIN.to_string()
+        },
+        public: false,
+    })
+    .collect()
+}
+
+/// Whether the compiler defines `name` itself (a precise parse must not pass it again).
+pub fn is_compiler_predefine(name: &str) -> bool {
+    compiler_predefines(None).iter().any(|d| d.name == name)
+}
+
+/// Defines the compiler sets itself ([`compiler_predefines`]), those the build of `lib`
+/// at `tree` passes, those of the paired library's generated public headers, then
+/// `configured` (rocqa.toml, which wins), one per name, sorted.
 pub fn effective(
     tree: &Path,
     lib: &str,
@@ -213,13 +268,17 @@ pub fn effective(
     pair: Option<(&str, &Path)>,
 ) -> Vec<BuildDefine> {
     let mut all: BTreeMap<String, BuildDefine> = BTreeMap::new();
+    let (own, standard) = read(tree, lib);
+    for d in compiler_predefines(standard.as_deref()) {
+        all.insert(d.name.clone(), d);
+    }
     if let Some((plib, ptree)) = pair {
         for d in derive(ptree, plib).into_iter().filter(|d| d.public) {
             let origin = format!("{plib}: {}", d.origin);
             all.insert(d.name.clone(), BuildDefine { origin, ..d });
         }
     }
-    for d in derive(tree, lib) {
+    for d in own {
         all.insert(d.name.clone(), d);
     }
     for (k, v) in configured {
@@ -874,6 +933,10 @@ mod tests {
             "rocqa.toml",
             Some(("blas", pair.path())),
         );
+        let e: Vec<BuildDefine> = e
+            .into_iter()
+            .filter(|d| !is_compiler_predefine(&d.name))
+            .collect();
         let names: Vec<(&str, &str)> = e
             .iter()
             .map(|d| (d.name.as_str(), d.value.as_str()))
@@ -883,5 +946,40 @@ mod tests {
         assert!(e[0]
             .origin
             .starts_with("blas: CMakeLists.txt:3 configure_file"));
+    }
+
+    #[test]
+    fn compiler_predefines_follow_the_standard_and_yield_to_the_build() {
+        let get = |e: &[BuildDefine], n: &str| {
+            e.iter()
+                .find(|d| d.name == n)
+                .map(|d| (d.value.clone(), d.origin.clone()))
+        };
+        let t = tree(&[(
+            "CMakeLists.txt",
+            "project(lib)\nset(CMAKE_CXX_STANDARD 14)\ntarget_compile_definitions(lib PRIVATE __HIP_PLATFORM_AMD__=2)\n",
+        )]);
+        let e = effective(t.path(), "lib", &BTreeMap::new(), "rocqa.toml", None);
+        let (v, origin) = get(&e, "__cplusplus").expect("__cplusplus predefined");
+        assert_eq!(v, "201402L");
+        assert!(
+            origin.ends_with("C++14 from CMAKE_CXX_STANDARD"),
+            "{origin}"
+        );
+        assert_eq!(get(&e, "__HIPCC__").unwrap().0, "1");
+        // Host pass: device-only macros stay undefined.
+        assert!(get(&e, "__HIP_DEVICE_COMPILE__").is_none());
+        // The build's own -D wins over the compiler's, rocqa.toml over both.
+        assert_eq!(get(&e, "__HIP_PLATFORM_AMD__").unwrap().0, "2");
+        let conf = BTreeMap::from([("__cplusplus".to_string(), "201103L".to_string())]);
+        let e = effective(t.path(), "lib", &conf, "rocqa.toml", None);
+        assert_eq!(
+            get(&e, "__cplusplus").unwrap(),
+            ("201103L".into(), "rocqa.toml".into())
+        );
+        // Without a standard set: clang-15's default, C++17.
+        let t = tree(&[("CMakeLists.txt", "project(lib)\n")]);
+        let e = effective(t.path(), "lib", &BTreeMap::new(), "rocqa.toml", None);
+        assert_eq!(get(&e, "__cplusplus").unwrap().0, "201703L");
     }
 }

@@ -100,6 +100,8 @@ pub struct IndexStats {
     pub macros: usize,
     /// Files with at least one tree-sitter ERROR node left.
     pub files_with_errors: usize,
+    /// Those files, each with its count of ERROR nodes (`path (N)`).
+    pub error_files: Vec<String>,
     /// Public API functions.
     pub api_functions: usize,
     /// Of which `_64` variants.
@@ -424,7 +426,12 @@ fn fill_stats(stats: &mut IndexStats, index: &LibraryIndex, t0: Instant) {
         stats.calls += f.calls.len();
         stats.launches += f.launches.len();
         stats.macros += f.macros.len();
-        stats.files_with_errors += (f.parse_errors > 0) as usize;
+        if f.parse_errors > 0 {
+            stats.files_with_errors += 1;
+            stats
+                .error_files
+                .push(format!("{} ({})", f.path, f.parse_errors));
+        }
     }
     stats.api_functions = index.api.len();
     stats.api_64 = index

@@ -183,7 +183,10 @@ impl PreciseSetup<'_> {
             a.push(format!("-I{}", p.display()));
         }
         for (k, v) in &self.cfg.defines {
-            a.push(format!("-D{k}={v}"));
+            // clang defines these itself, in the mode the arguments above set.
+            if !super::cmake::is_compiler_predefine(k) {
+                a.push(format!("-D{k}={v}"));
+            }
         }
         for (k, v) in self.context(unit).1 {
             a.push(format!("-D{k}={v}"));
