@@ -236,6 +236,13 @@ fn index_prints_counts_then_serves_everything_from_cache() {
 fn index_no_cache_parses_everything_again() {
     let p = Project::fetched();
     p.stdout(&["index", "--lib", "rocfxsolver", "--version", VERSION]);
+    // The precise index's files share the folder; a precise parse may be reading them.
+    let cache = p
+        .root()
+        .join(format!("rocm_sources/.cache/rocfxsolver-{VERSION}"));
+    let precise = cache.join("precise-gen/rocfxsolver-export.h");
+    std::fs::create_dir_all(precise.parent().unwrap()).expect("mkdir");
+    std::fs::write(&precise, "#pragma once\n").expect("write");
     let again = p.stdout(&[
         "index",
         "--lib",
@@ -246,6 +253,10 @@ fn index_no_cache_parses_everything_again() {
     ]);
     let (files, parsed, cached) = file_counts(&again);
     assert_eq!((parsed, cached), (files, 0), "{again}");
+    assert!(
+        precise.exists(),
+        "--no-cache removed the precise index's files"
+    );
 }
 
 #[test]

@@ -481,7 +481,9 @@ fn load_index(
     let tree = source::tree_path(&layout.sources(), lib, version)?;
     let cache = layout.index_cache(lib, version);
     if !use_cache {
-        let _ = std::fs::remove_dir_all(&cache);
+        // Only the fast index's file: a precise parse may be reading its generated
+        // headers from the same folder.
+        let _ = std::fs::remove_file(crate::index::fast_cache_file(&cache));
     }
     let lcfg = &effective_config(layout, project, lib, version, &tree)?;
     let (index, stats) = index_tree(lib, version, &tree, lcfg, &scope, Some(&cache))

@@ -163,6 +163,12 @@ pub fn with_build_defines(
     out
 }
 
+/// The fast index's cache file in a library's cache folder. The folder also holds the
+/// precise index's cache and generated headers, which another process may be using.
+pub fn fast_cache_file(cache_dir: &Path) -> std::path::PathBuf {
+    cache_dir.join("index.bin")
+}
+
 /// Indexes one tree under the defines its build sets ([`build_defines`]; pass a
 /// [`with_build_defines`] configuration to add a paired library's). `cache_dir`, when
 /// given, holds the on-disk cache.
@@ -196,7 +202,7 @@ pub fn index_tree(
         }
         h.digest()
     };
-    let cache_path = cache_dir.map(|d| d.join("index.bin"));
+    let cache_path = cache_dir.map(fast_cache_file);
     let cached: CacheFile = cache_path
         .as_ref()
         .and_then(|p| std::fs::read(p).ok())
