@@ -212,6 +212,32 @@ fn units_are_cached_and_reparsed_when_a_file_they_read_changes() {
     assert_eq!((edited.parsed, edited.cached), (1, 1), "{edited:?}");
 }
 
+/// A unit that fails for a file it could not find is not cached as failed: what it
+/// lacked is not among the files it read, so its arrival would go unseen.
+#[test]
+fn a_failed_unit_is_parsed_again_once_what_it_lacked_is_there() {
+    let d = copy_tree();
+    let tree = d.path().join("tree");
+    let cache = d.path().join("cache");
+    let units = ["library/src/blas1/rocfx_copy.cpp".to_string()];
+    let unit = tree.join(&units[0]);
+    let text = std::fs::read_to_string(&unit).unwrap();
+    std::fs::write(&unit, format!("#include \"generated_later.hpp\"\n{text}")).unwrap();
+    let failed = index_both(&tree, &cache, Some(&units)).stats;
+    assert_eq!((failed.parsed, failed.failed), (1, 1), "{failed:?}");
+    std::fs::write(
+        tree.join("library/src/blas1/generated_later.hpp"),
+        "#pragma once\n",
+    )
+    .unwrap();
+    let again = index_both(&tree, &cache, Some(&units)).stats;
+    assert_eq!(
+        (again.parsed, again.cached, again.failed),
+        (1, 0, 0),
+        "{again:?}"
+    );
+}
+
 #[test]
 fn a_unit_outside_the_tree_is_refused_by_name() {
     let d = copy_tree();

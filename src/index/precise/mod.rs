@@ -310,6 +310,7 @@ pub fn index_precise(
             let flags = xxh3_64(format!("{PRECISE_FORMAT}|{u}|{}", args.join("\u{1}")).as_bytes());
             let hit = cache
                 .get(u)
+                .filter(|c| !matches!(c.result.status, UnitStatus::Failed(_)))
                 .filter(|c| c.flags == flags && c.deps.iter().all(|(p, h)| hash_of(p) == *h));
             (u.clone(), flags, hit.map(|c| c.result.clone()))
         })
@@ -338,6 +339,10 @@ pub fn index_precise(
             stats.cached += 1;
         } else {
             stats.parsed += 1;
+        }
+        // A failed unit is tried again next time: what it lacked (a generated header
+        // removed under it, a package) is not among the files it read.
+        if !*from_cache && !matches!(r.status, UnitStatus::Failed(_)) {
             // Tree and generated files only: the system's headers change with packages.
             let deps = r
                 .deps
