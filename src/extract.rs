@@ -410,21 +410,21 @@ pub fn plan_run(
     })
 }
 
-/// Fact entries each in-scope API should have at least.
+/// Fact entries each public API function should have at least.
 pub const MIN_FACT_ENTRIES: usize = 3;
 
-/// The in-scope APIs of a run (families kept by scope, `--api` and `--shard`), each
-/// family's members in representative order (real single precision first).
-pub fn run_apis<'g>(p: &ExtractPlan, graph: &CodeGraph<'g>, scope: &Scope) -> Vec<&'g ApiFunction> {
+/// The public API functions a run reads facts of (families kept by `--api` and
+/// `--shard`), each family's members in representative order (real single precision
+/// first). The allowlist's `families.deny` is not applied: it keeps host bookkeeping
+/// (handles, streams, host-device copies) out of the questions, but what such a
+/// function checks and returns is as much a fact of the library as any.
+pub fn run_apis<'g>(p: &ExtractPlan, graph: &CodeGraph<'g>) -> Vec<&'g ApiFunction> {
     let mut families: BTreeMap<&str, Vec<&ApiFunction>> = BTreeMap::new();
     for a in graph.api() {
         families.entry(a.family.as_str()).or_default().push(a);
     }
     let mut out = Vec::new();
     for (fam, mut members) in families {
-        if !scope.family_in(fam) {
-            continue;
-        }
         if !p.takes_family(fam, &members) {
             continue;
         }
@@ -463,6 +463,7 @@ pub fn read_facts(
 /// API left with fewer than [`MIN_FACT_ENTRIES`].
 pub fn write_fact_entries(
     apis: &[&ApiFunction],
+    scope: &Scope,
     facts: &crate::model::FactTable,
     pin: &SourcePin,
     pins: &crate::source::Pins,
@@ -472,6 +473,7 @@ pub fn write_fact_entries(
 ) -> Result<crate::model::FactEntriesReport, EmitError> {
     let mut report = crate::model::FactEntriesReport {
         apis: apis.len(),
+        outside_question_scope: apis.iter().filter(|a| !scope.family_in(&a.family)).count(),
         ..Default::default()
     };
     let all: Vec<&crate::model::ApiFacts> = apis
@@ -519,6 +521,11 @@ pub fn write_fact_entries(
                     f.facts.len(),
                     kinds.into_iter().collect::<Vec<_>>().join(", ")
                 )
+            };
+            let why = if scope.family_in(&a.family) {
+                why
+            } else {
+                format!("{why}; host bookkeeping outside the question scope (families.deny)")
             };
             report
                 .below_minimum

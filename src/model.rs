@@ -1004,14 +1004,18 @@ pub struct ApiFacts {
 /// What the fact entries of an extract run came to (in the manifest).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FactEntriesReport {
-    /// In-scope APIs whose facts were read.
+    /// Public API functions whose facts were read: every one of the families the run
+    /// takes, the host bookkeeping ones no question is asked about included.
     pub apis: usize,
+    /// Of those, APIs outside the question scope (the allowlist's `families.deny`).
+    #[serde(default)]
+    pub outside_question_scope: usize,
     /// Facts read over those APIs.
     pub facts: usize,
     /// What became of the fact entries rendered.
     #[serde(flatten)]
     pub entries: RenderedCounts,
-    /// In-scope APIs with fewer than the minimum of fact entries, and why.
+    /// APIs with fewer than the minimum of fact entries, and why.
     pub below_minimum: std::collections::BTreeMap<String, String>,
     /// Claims of the rendered entries the fact check compared with the facts.
     #[serde(default)]

@@ -955,7 +955,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     // real entries.
     let dir = out_dir(&layout.root, &plan, false);
     let mut out = crate::emit::RunOutput::open(&dir)?;
-    let apis = crate::extract::run_apis(&plan, &graph, &main.scope);
+    let apis = crate::extract::run_apis(&plan, &graph);
     let facts = crate::extract::read_facts(&apis, &graph, &reader, &indexes);
     let fact_index = crate::validate::factcheck::FactIndex::new(&facts);
     let grounding = crate::validate::Grounding {
@@ -965,6 +965,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     };
     let report = crate::extract::write_fact_entries(
         &apis,
+        &main.scope,
         &facts,
         &pin,
         &pins,
@@ -973,8 +974,9 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         &mut out,
     )?;
     say!(
-        "{lib} {version}: fact entries for {} in-scope APIs: {}; {} APIs below {} fact entries (named in the manifest)",
+        "{lib} {version}: fact entries for {} public API functions ({} of them host bookkeeping outside the question scope): {}; {} APIs below {} fact entries (named in the manifest, with why)",
         report.apis,
+        report.outside_question_scope,
         report.entries.summary(),
         report.below_minimum.len(),
         crate::extract::MIN_FACT_ENTRIES
