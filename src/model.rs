@@ -933,6 +933,9 @@ pub enum FactKind {
     WorkspaceQuery,
     /// A call into another library (rocSOLVER into rocBLAS).
     CrossLibrary,
+    /// A HIP runtime call in host code that moves, sets, allocates or frees memory, or
+    /// synchronizes (`hipMemcpyAsync` of a result, `hipStreamSynchronize`).
+    RuntimeCall,
 }
 
 impl FactKind {
@@ -950,6 +953,7 @@ impl FactKind {
             FactKind::PointerMode => "pointer-mode",
             FactKind::WorkspaceQuery => "workspace-query",
             FactKind::CrossLibrary => "cross-library",
+            FactKind::RuntimeCall => "runtime-call",
         }
     }
 }

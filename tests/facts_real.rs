@@ -475,3 +475,39 @@ fn sgetf2_specialized_kernels_under_their_run_time_choice() {
         .expect("getf2_small_kernel is launched");
     assert_eq!(&s.conditions[..2], ["spker > 0", "spker == 1"]);
 }
+
+#[test]
+fn host_runtime_calls_with_their_direction_and_conditions() {
+    // rocblas_auxiliary.cpp:329-345: a contiguous host vector goes over with hipMemcpy,
+    // a strided one with hipMemcpy2D, both host to device.
+    let f = facts("rocblas", "rocblas_set_vector");
+    let aux = "library/src/rocblas_auxiliary.cpp";
+    let m = find(&f, FactKind::RuntimeCall, "hipMemcpy", aux, 331);
+    assert_eq!(m.values["direction"], "hipMemcpyHostToDevice");
+    assert_eq!(m.conditions, ["incx == 1 && incy == 1"]);
+    let m2 = find(&f, FactKind::RuntimeCall, "hipMemcpy2D", aux, 336);
+    assert_eq!(m2.conditions, ["not (incx == 1 && incy == 1)"]);
+
+    // rocblas_asum_nrm2_kernels.hpp:253-276: in host pointer mode the result comes back
+    // with hipMemcpyAsync device to host, then the stream is synchronized. For nrm2 the
+    // finalize step is not the identity, so only `reduceKernel` stays open.
+    let f = facts("rocblas", "rocblas_snrm2");
+    let k = "library/src/blas1/rocblas_asum_nrm2_kernels.hpp";
+    let copy = find(&f, FactKind::RuntimeCall, "hipMemcpyAsync", k, 258);
+    assert_eq!(copy.values["direction"], "hipMemcpyDeviceToHost");
+    assert_eq!(
+        copy.conditions,
+        [
+            "not (handle->pointer_mode == rocblas_pointer_mode_device)",
+            "reduceKernel"
+        ]
+    );
+    find(&f, FactKind::RuntimeCall, "hipStreamSynchronize", k, 263);
+    // check_numerics_vector.cpp:242 synchronizes too, but only when the handle asks
+    // for numerics checking: not a fact of the API's own work.
+    assert!(
+        !f.facts.iter().any(|x| x.kind == FactKind::RuntimeCall
+            && x.file == "library/src/check_numerics_vector.cpp"),
+        "a numerics-check runtime call was read as the API's"
+    );
+}

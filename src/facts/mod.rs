@@ -93,6 +93,8 @@ struct Detectors {
     atomic: Regex,
     wavefront: Regex,
     launch_bounds: Regex,
+    runtime: Regex,
+    memcpy_kind: Regex,
 }
 
 fn detectors() -> &'static Detectors {
@@ -108,6 +110,8 @@ fn detectors() -> &'static Detectors {
             atomic: r(r"\b(atomic[A-Z]\w*|__hip_atomic\w*|__atomic_\w+|rocblas_atomic\w*)\s*\("),
             wavefront: r(r"\b(__shfl\w*|__ballot\w*|__any|__all|__lane_id|__builtin_amdgcn_(?:ds_swizzle|mov_dpp|update_dpp|readfirstlane|readlane|ds_bpermute|ds_permute)\w*)\s*\("),
             launch_bounds: r(r"__launch_bounds__\s*\("),
+            runtime: r(r"\b(hip(?:Memcpy|Memset|Malloc|HostMalloc|Free|HostFree)\w*|hip(?:Stream|Device|Event)Synchronize|hipEventRecord|hipStreamWaitEvent)\s*\("),
+            memcpy_kind: r(r"\bhipMemcpy(?:HostToDevice|DeviceToHost|DeviceToDevice|HostToHost|Default)\b"),
         }
     })
 }
@@ -357,6 +361,9 @@ impl<'a> FactReader<'a> {
             facts.push(f);
         }
         let launched: BTreeSet<usize> = kernel_values.keys().copied().collect();
+        // Numerics checking runs only when the handle asks for it; its copies and
+        // synchronizations are not what the API itself does.
+        let computing = g.reachable_without(crate::model::EdgeKind::CheckNumerics);
         for (i, n) in g.nodes.iter().enumerate() {
             match n.kind {
                 NodeKind::Kernel | NodeKind::DeviceHelper => {
@@ -381,7 +388,7 @@ impl<'a> FactReader<'a> {
                     {
                         continue;
                     }
-                    facts.extend(self.host_facts(&binder, i, n))
+                    facts.extend(self.host_facts(&binder, i, n, computing[i]))
                 }
                 _ => {}
             }
@@ -769,7 +776,15 @@ impl<'a> FactReader<'a> {
         out
     }
 
-    fn host_facts(&self, binder: &Binder, i: usize, n: &GraphNode) -> Vec<Fact> {
+    /// Argument checks, quick returns, size queries, pointer-mode branches and (with
+    /// `runtime_calls`) HIP runtime calls in the host function `n`.
+    fn host_facts(
+        &self,
+        binder: &Binder,
+        i: usize,
+        n: &GraphNode,
+        runtime_calls: bool,
+    ) -> Vec<Fact> {
         let d = detectors();
         let mut out = Vec::new();
         let Some((t, b)) = self.code.body(n) else {
@@ -856,6 +871,38 @@ impl<'a> FactReader<'a> {
             v.insert("status".into(), status.clone());
             v.insert("condition".into(), check);
             out.push(mk(kind, status, line, end, v, std::mem::take(&mut open)));
+        }
+        // HIP runtime calls: the copies, memsets, allocations and synchronizations the
+        // host code makes, each under the conditions around it.
+        let body = if runtime_calls {
+            &t.s[b.open..b.close]
+        } else {
+            ""
+        };
+        for c in d.runtime.captures_iter(body) {
+            let m = c.get(1).expect("group");
+            let at = b.open + m.start();
+            let Ok(conds) = decided(&b.conds_at(at).0, &binder.env_at(i, at)) else {
+                continue;
+            };
+            let open_paren = m.end() + body[m.end()..].find('(').unwrap_or(0);
+            let close = Scanner::new(body).matching(open_paren).min(body.len());
+            let args = body.get(open_paren + 1..close).unwrap_or("");
+            let mut v = BTreeMap::new();
+            v.insert("call".into(), m.as_str().to_string());
+            if let Some(k) = d.memcpy_kind.find(args) {
+                v.insert("direction".into(), k.as_str().to_string());
+            }
+            let line = t.line_of(at);
+            let end = t.line_of(b.open + close).max(line);
+            out.push(mk(
+                FactKind::RuntimeCall,
+                m.as_str().to_string(),
+                line,
+                end,
+                v,
+                conds,
+            ));
         }
         for (o, cond, outer) in &b.branches {
             if cond.contains("pointer_mode") {
@@ -1191,6 +1238,10 @@ pub fn describe(f: &Fact) -> String {
             v("returns")
         ),
         FactKind::CrossLibrary => format!("{} calls {} ({})", f.function, f.subject, v("callee")),
+        FactKind::RuntimeCall => match f.values.get("direction") {
+            Some(d) => format!("{} calls {} ({d})", f.function, f.subject),
+            None => format!("{} calls {}", f.function, f.subject),
+        },
     };
     let cond = if f.conditions.is_empty() {
         String::new()

@@ -133,6 +133,21 @@ const CROSS_LIBRARY: Template = Template {
     ],
 };
 
+const RUNTIME_CALLS: Template = Template {
+    id: "facts-runtime-calls",
+    category: "memory-access",
+    questions: [
+        "Which HIP runtime calls (copies, memsets, allocations, synchronization) does {apis} make on the host, and when?",
+        "Besides kernel launches, how does {apis} move or set memory and wait on the stream from the host?",
+        "Where does the host code of {apis} call hipMemcpy, hipMemset, hipMalloc or a synchronization, and under which conditions?",
+    ],
+    intros: [
+        "The HIP runtime calls on the call path:",
+        "Host-side runtime calls read off the code:",
+        "The host code calls the HIP runtime at:",
+    ],
+};
+
 /// One rendered answer and the facts it cites, before APIs are grouped.
 struct Unit<'a> {
     template: &'static Template,
@@ -422,6 +437,27 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             })
             .collect();
         out.push(unit(&CROSS_LIBRARY, "", &lines, cross));
+    }
+    let runtime = kinds(af, &[FactKind::RuntimeCall]);
+    if !runtime.is_empty() {
+        let lines: Vec<String> = runtime
+            .iter()
+            .map(|f| {
+                let direction = f
+                    .values
+                    .get("direction")
+                    .map(|d| format!(" with {d}"))
+                    .unwrap_or_default();
+                format!(
+                    "{} calls {}{direction} ({}){}.",
+                    f.function,
+                    f.subject,
+                    at(f),
+                    when(f)
+                )
+            })
+            .collect();
+        out.push(unit(&RUNTIME_CALLS, "", &lines, runtime));
     }
     out
 }
