@@ -418,7 +418,7 @@ pub const MIN_FACT_ENTRIES: usize = 3;
 /// first). The allowlist's `families.deny` is not applied: it keeps host bookkeeping
 /// (handles, streams, host-device copies) out of the questions, but what such a
 /// function checks and returns is as much a fact of the library as any.
-pub fn run_apis<'g>(p: &ExtractPlan, graph: &CodeGraph<'g>) -> Vec<&'g ApiFunction> {
+pub fn run_apis<'g>(p: &ExtractPlan, graph: &CodeGraph<'g>, scope: &Scope) -> RunApis<'g> {
     let mut families: BTreeMap<&str, Vec<&ApiFunction>> = BTreeMap::new();
     for a in graph.api() {
         families.entry(a.family.as_str()).or_default().push(a);
@@ -438,7 +438,22 @@ pub fn run_apis<'g>(p: &ExtractPlan, graph: &CodeGraph<'g>) -> Vec<&'g ApiFuncti
         members.sort_by_key(|a| pref(a));
         out.extend(members);
     }
-    out
+    RunApis {
+        outside_question_scope: out
+            .iter()
+            .filter(|a| !scope.family_in(&a.family))
+            .map(|a| a.name.clone())
+            .collect(),
+        all: out,
+    }
+}
+
+/// The public API functions of a run ([`run_apis`]).
+pub struct RunApis<'g> {
+    /// All of them, in representative order.
+    pub all: Vec<&'g ApiFunction>,
+    /// Those of families the allowlist keeps out of the questions.
+    pub outside_question_scope: BTreeSet<String>,
 }
 
 /// The facts of a run's APIs, read once: fact entries are rendered from them and every
@@ -462,8 +477,7 @@ pub fn read_facts(
 /// included) and is not a near-duplicate of one kept; the report names every in-scope
 /// API left with fewer than [`MIN_FACT_ENTRIES`].
 pub fn write_fact_entries(
-    apis: &[&ApiFunction],
-    scope: &Scope,
+    run: &RunApis,
     facts: &crate::model::FactTable,
     pin: &SourcePin,
     pins: &crate::source::Pins,
@@ -471,9 +485,10 @@ pub fn write_fact_entries(
     threshold: f64,
     out: &mut RunOutput,
 ) -> Result<crate::model::FactEntriesReport, EmitError> {
+    let apis = &run.all;
     let mut report = crate::model::FactEntriesReport {
         apis: apis.len(),
-        outside_question_scope: apis.iter().filter(|a| !scope.family_in(&a.family)).count(),
+        outside_question_scope: run.outside_question_scope.len(),
         ..Default::default()
     };
     let all: Vec<&crate::model::ApiFacts> = apis
@@ -522,7 +537,7 @@ pub fn write_fact_entries(
                     kinds.into_iter().collect::<Vec<_>>().join(", ")
                 )
             };
-            let why = if scope.family_in(&a.family) {
+            let why = if !run.outside_question_scope.contains(&a.name) {
                 why
             } else {
                 format!("{why}; host bookkeeping outside the question scope (families.deny)")

@@ -955,8 +955,8 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     // real entries.
     let dir = out_dir(&layout.root, &plan, false);
     let mut out = crate::emit::RunOutput::open(&dir)?;
-    let apis = crate::extract::run_apis(&plan, &graph);
-    let facts = crate::extract::read_facts(&apis, &graph, &reader, &indexes);
+    let apis = crate::extract::run_apis(&plan, &graph, &main.scope);
+    let facts = crate::extract::read_facts(&apis.all, &graph, &reader, &indexes);
     let fact_index = crate::validate::factcheck::FactIndex::new(&facts);
     let grounding = crate::validate::Grounding {
         trees: &trees,
@@ -965,7 +965,6 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     };
     let report = crate::extract::write_fact_entries(
         &apis,
-        &main.scope,
         &facts,
         &pin,
         &pins,
