@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A value a name has for one API: a number, a truth value or a type.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Value {
     Int(i64),
     Bool(bool),
@@ -70,6 +70,49 @@ pub fn condition(cond: &str, env: &Env) -> Truth {
 /// Parses and evaluates `expr`: the result, and whether anything in it was decided;
 /// `None` when the text is not one expression.
 fn evaluate(expr: &str, env: &Env) -> Option<(Node, bool)> {
+    // The same conditions are read again for every API of a family and every call
+    // site: a result depends only on the text and on what the environment says of
+    // the words in it, so it is kept under those.
+    type Key = (String, Vec<(Option<Value>, bool)>);
+    thread_local! {
+        static MEMO: std::cell::RefCell<std::collections::HashMap<Key, Option<(Node, bool)>>> =
+            Default::default();
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for w in expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':')) {
+        let w = w.trim_matches(':');
+        if w.is_empty() || w.as_bytes()[0].is_ascii_digit() {
+            continue;
+        }
+        seen.push(w);
+        if let Some(rest) = w.strip_prefix("std::") {
+            seen.push(rest);
+        }
+        if w.contains("::") {
+            seen.extend(w.split("::").filter(|p| !p.is_empty()));
+        }
+    }
+    let key: Key = (
+        expr.to_string(),
+        seen.iter()
+            .map(|w| (env.values.get(*w).cloned(), env.params.contains(*w)))
+            .collect(),
+    );
+    if let Some(hit) = MEMO.with(|m| m.borrow().get(&key).cloned()) {
+        return hit;
+    }
+    let out = evaluate_uncached(expr, env);
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() > 1 << 18 {
+            m.clear();
+        }
+        m.insert(key, out.clone());
+    });
+    out
+}
+
+fn evaluate_uncached(expr: &str, env: &Env) -> Option<(Node, bool)> {
     let (toks, spans) = lex(expr);
     let mut p = Parser {
         t: &toks,
