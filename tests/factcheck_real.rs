@@ -20,6 +20,7 @@ const SCAL_IMP: &str = "library/src/blas1/rocblas_scal_imp.hpp";
 const RB_DECL: &str = "library/include/internal/rocblas-functions.h";
 const GER: &str = "library/src/blas2/rocblas_ger.hpp";
 const GER_K: &str = "library/src/blas2/rocblas_ger_kernels.hpp";
+const DOT_K: &str = "library/src/blas1/rocblas_dot_kernels.hpp";
 const RS_DECL: &str = "library/include/rocsolver/rocsolver-functions.h";
 const POTRF: &str = "library/src/lapack/roclapack_potrf.hpp";
 const POTF2: &str = "library/src/lapack/roclapack_potf2.hpp";
@@ -115,6 +116,29 @@ fn subjects() -> Vec<Subject> {
                 piece(RS, Launcher, "rocsolver_potrf_template", POTRF, (150, 280)),
             ],
             cite: (POTRF, 163, 178),
+        },
+        Subject {
+            at: RB,
+            family: "dot",
+            api: "rocblas_sdot_batched",
+            slice: vec![
+                piece(RB, Declaration, "rocblas_sdot_batched", RB_DECL, (872, 879)),
+                piece(
+                    RB,
+                    Kernel,
+                    "rocblas_dot_batched_4_kernel",
+                    DOT_K,
+                    (291, 331),
+                ),
+                piece(
+                    RB,
+                    Launcher,
+                    "rocblas_internal_dot_launcher",
+                    DOT_K,
+                    (333, 650),
+                ),
+            ],
+            cite: (DOT_K, 385, 410),
         },
     ]
 }
@@ -278,6 +302,16 @@ fn pairs() -> Vec<(usize, String, String, &'static str)> {
             "256",
             "64",
             "roclapack_potrf.hpp:174",
+        ),
+        // A launch condition the code excludes: rocblas_dot_kernels.hpp:385 launches
+        // rocblas_dot_batched_4_kernel (at :407 and :432) only when n <= 1024 &&
+        // batch_count >= 256.
+        both(
+            3,
+            "rocblas_sdot_batched launches rocblas_dot_batched_4_kernel from rocblas_internal_dot_launcher when n {} 1024 and batch_count >= 256.",
+            "<=",
+            ">",
+            "holds only when n <= 1024 && batch_count >= 256",
         ),
     ]
 }

@@ -62,6 +62,8 @@ struct Patterns {
     prose_atom: Regex,
     null_atom: Regex,
     conjunction: Regex,
+    condition_word: Regex,
+    alternative: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -107,6 +109,8 @@ fn patterns() -> &'static Patterns {
                 r"|\b([A-Za-z_]\w*)`?\s+(?:is|are)\s+(?:a\s+)?(?:null|nullptr|NULL)\b)"
             )),
             conjunction: r(r"(?i)&&|\band\b|\bboth\b"),
+            condition_word: r(r"(?i)\b(when|whenever|if|only if|provided|for)\b"),
+            alternative: r(r"(?i)\|\||\bor\b|\beither\b|\bunless\b|\belse\b"),
         }
     })
 }
@@ -145,6 +149,140 @@ fn range(op: &str, c: i64) -> Option<Range> {
         ">" => Range::Values(c.checked_add(1)?, i64::MAX),
         _ => return None,
     })
+}
+
+/// The atoms of a condition the code writes that every execution past it satisfies:
+/// those of a conjunction of plain comparisons with a number (`n <= 1024 && batch_count
+/// >= 256`), and the complement of a single negated one (`not (n <= 128)`). A
+/// comparison inside arithmetic (`m >= 2048 * n`) or a disjunction gives none.
+fn necessary_atoms(cond: &str) -> Vec<(String, Range)> {
+    let c = cond.trim();
+    if c.starts_with("loop:") || c.starts_with("switch") || c.starts_with("case ") {
+        return Vec::new();
+    }
+    if let Some(inner) = c.strip_prefix("not (").and_then(|x| x.strip_suffix(')')) {
+        if inner.contains("&&") || inner.contains("||") {
+            return Vec::new();
+        }
+        return match plain_atoms(inner).as_slice() {
+            [(v, Range::Values(lo, hi))] if *lo == i64::MIN && *hi < i64::MAX => {
+                vec![(v.clone(), Range::Values(hi + 1, i64::MAX))]
+            }
+            [(v, Range::Values(lo, hi))] if *hi == i64::MAX && *lo > i64::MIN => {
+                vec![(v.clone(), Range::Values(i64::MIN, lo - 1))]
+            }
+            _ => Vec::new(),
+        };
+    }
+    if c.contains("||") || c.starts_with('!') {
+        return Vec::new();
+    }
+    plain_atoms(c)
+}
+
+/// Comparisons of a name with a number that stand alone: nothing but `(`, `&&` or the
+/// start before the name, nothing but `)`, `&&` or the end after the number.
+fn plain_atoms(text: &str) -> Vec<(String, Range)> {
+    let mut out = Vec::new();
+    for c in patterns().code_atom.captures_iter(text) {
+        let (Some(m), Ok(k)) = (c.get(0), c[4].parse::<i64>()) else {
+            continue;
+        };
+        let before = text[..m.start()].trim_end();
+        let after = text[m.end()..].trim_start();
+        let alone_before = before.is_empty() || before.ends_with('(') || before.ends_with("&&");
+        let alone_after = after.is_empty() || after.starts_with(')') || after.starts_with("&&");
+        if !c[1].is_empty() || !alone_before || !alone_after {
+            continue;
+        }
+        if let Some(r) = range(&c[3], k) {
+            out.push((c[2].to_string(), r));
+        }
+    }
+    out
+}
+
+/// A condition a sentence gives for the launch of a kernel the API makes (`launches
+/// rocblas_dot_batched_4_kernel when n > 1024`): contradicted when every launch of that
+/// kernel needs a condition on the same argument that excludes the claimed one. One
+/// kernel named, no alternative (`or`, `unless`, `else`), no negation or hedge.
+fn launch_conditions(
+    s: &str,
+    apis: &[String],
+    table: &FactTable,
+    k: &Known,
+    claims: &mut usize,
+) -> Option<String> {
+    let p = patterns();
+    if !p.launch_verb.is_match(s)
+        || p.negation.is_match(s)
+        || p.alternative.is_match(s)
+        || !p.condition_word.is_match(s)
+    {
+        return None;
+    }
+    let words: Vec<&str> = p.ident.find_iter(s).map(|m| m.as_str()).collect();
+    if words
+        .iter()
+        .any(|w| table.api_names.contains(*w) && !apis.iter().any(|a| a == w))
+    {
+        return None;
+    }
+    let named: BTreeSet<&str> = words
+        .iter()
+        .copied()
+        .filter(|w| table.kernels.contains(*w))
+        .collect();
+    let [kernel] = named.into_iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let launches = k.launched.get(kernel)?;
+    // The claimed conditions: the sentence's comparisons (`when n > 1024`); a number
+    // followed by arithmetic is not one.
+    let tail = s;
+    let claimed: Vec<(String, Range)> = p
+        .code_atom
+        .captures_iter(tail)
+        .filter_map(|c| {
+            let m = c.get(0)?;
+            let after = tail[m.end()..].trim_start();
+            if !c[1].is_empty() || after.starts_with(['*', '+', '-', '/', '%', '<', '>', '(']) {
+                return None;
+            }
+            Some((c[2].to_string(), range(&c[3], c[4].parse().ok()?)?))
+        })
+        .collect();
+    for (var, r) in claimed {
+        let needs: Vec<Vec<(Range, &Fact)>> = launches
+            .iter()
+            .map(|f| {
+                f.conditions
+                    .iter()
+                    .flat_map(|c| necessary_atoms(c))
+                    .filter(|(v, _)| *v == var)
+                    .map(|(_, r2)| (r2, *f))
+                    .collect()
+            })
+            .collect();
+        if needs.iter().all(|n| n.is_empty()) {
+            continue;
+        }
+        *claims += 1;
+        let excluded: Vec<(Range, &Fact)> = needs
+            .iter()
+            .filter_map(|n| n.iter().find(|(r2, _)| !r2.overlaps(r)).copied())
+            .collect();
+        if excluded.len() == launches.len() {
+            let (_, f) = excluded[0];
+            let api = apis.first().map(String::as_str).unwrap_or("the API");
+            return Some(format!(
+                "the answer says {api} launches {kernel} under a condition on {var} that no launch of it allows; the launch at {} holds only when {}",
+                at(f),
+                f.conditions.join(" and ")
+            ));
+        }
+    }
+    None
 }
 
 /// The atoms of a condition: `(argument, range)` with their byte spans.
@@ -426,7 +564,8 @@ pub fn check(answer: &str, apis: &[String], index: &FactIndex) -> Option<Verdict
     let mut v = Verdict::default();
     let text = answer.replace('`', " ");
     for s in patterns().sentence.split(&text) {
-        let found = kernels(s, apis, table, &known, &mut v.claims);
+        let found = kernels(s, apis, table, &known, &mut v.claims)
+            .or_else(|| launch_conditions(s, apis, table, &known, &mut v.claims));
         // The numbers of a sentence that denies something are not claims.
         let found = if patterns().denial.is_match(s) {
             found
@@ -746,6 +885,48 @@ mod tests {
     fn judge(answer: &str) -> Verdict {
         let t = table();
         check(answer, &["lib_sscal".to_string()], &FactIndex::new(&t)).expect("the API has facts")
+    }
+
+    #[test]
+    fn launch_conditions_the_code_excludes_are_contradictions() {
+        let mut t = table();
+        let api = t.apis.get_mut("lib_sscal").unwrap();
+        api.facts[0].conditions = vec![
+            "n <= 1024 && batch_count >= 256".into(),
+            "not (incx <= 0)".into(),
+            "m >= 2048 * n".into(),
+        ];
+        let judge =
+            |answer: &str| check(answer, &["lib_sscal".to_string()], &FactIndex::new(&t)).unwrap();
+        for wrong in [
+            "lib_sscal launches lib_scal_kernel when n > 1024.",
+            "It launches lib_scal_kernel only if incx <= 0.",
+            "For batch_count < 100, lib_sscal launches lib_scal_kernel.",
+        ] {
+            let v = judge(wrong);
+            let why = v.contradiction.unwrap_or_else(|| panic!("kept: {wrong}"));
+            assert!(why.contains("src/scal.hpp:40"), "{why}");
+        }
+        for right in [
+            "lib_sscal launches lib_scal_kernel when n <= 512 and batch_count >= 256.",
+            "lib_sscal launches lib_scal_kernel when incx == 1.",
+        ] {
+            let v = judge(right);
+            assert_eq!(v.contradiction, None, "{right}");
+            // The kernel named, and at least one condition.
+            assert!(v.claims >= 2, "{right}: condition not judged");
+        }
+        // No condition judged (only the kernel, at most): a comparison inside
+        // arithmetic, an alternative, a negation.
+        for open in [
+            "lib_sscal launches lib_scal_kernel when m >= 100.",
+            "lib_sscal launches lib_scal_kernel when n > 1024 or batch_count < 256.",
+            "For n > 1024 lib_sscal does not launch lib_scal_kernel.",
+        ] {
+            let v = judge(open);
+            assert_eq!(v.contradiction, None, "{open}");
+            assert!(v.claims <= 1, "{open}: {v:?}");
+        }
     }
 
     #[test]
