@@ -380,15 +380,23 @@ impl<'a> FactReader<'a> {
                 }
                 NodeKind::Function => {
                     // A function every call site of which is dead for this API says
-                    // nothing about it.
-                    if i > 1
-                        && self
-                            .reach_conditions(g, &binder, i, &mut reached, 0)
-                            .is_none()
-                    {
-                        continue;
+                    // nothing about it; one reached under a condition (a size test,
+                    // numerics checking asked for) states its facts under it, as
+                    // launches do.
+                    let reach = if i > 1 {
+                        match self.reach_conditions(g, &binder, i, &mut reached, 0) {
+                            Some(r) => r,
+                            None => continue,
+                        }
+                    } else {
+                        Vec::new()
+                    };
+                    for mut f in self.host_facts(&binder, i, n, computing[i]) {
+                        if !reach.is_empty() {
+                            f.conditions = reach.iter().cloned().chain(f.conditions).collect();
+                        }
+                        facts.push(f);
                     }
-                    facts.extend(self.host_facts(&binder, i, n, computing[i]))
                 }
                 _ => {}
             }
@@ -473,19 +481,48 @@ impl<'a> FactReader<'a> {
             let Some(mut conds) = self.reach_conditions(g, binder, e.from, memo, depth + 1) else {
                 continue;
             };
-            // Several sites in one caller: their conditions are not all known.
-            if e.sites == 1 {
-                if let Some((t, b)) = self.code.body(caller) {
+            if let Some((t, b)) = self.code.body(caller) {
+                let name = g.nodes[i].name.as_str();
+                // Where the calls are: the edge's line for one site; for several, every
+                // call of the name in the body, when that finds as many as the edge
+                // counts (else their conditions are not all known).
+                let sites: Vec<usize> = if e.sites == 1 {
                     let line = t.line(e.line);
-                    let at = t.offset(e.line)
-                        + line
-                            .find(g.nodes[i].name.as_str())
-                            .unwrap_or(line.len() - line.trim_start().len());
-                    let env = binder.env_at(e.from, at);
-                    match decided(&b.conds_at(at).0, &env) {
-                        Ok(open) => conds.extend(open),
-                        Err(_) => continue,
+                    vec![
+                        t.offset(e.line)
+                            + line
+                                .find(name)
+                                .unwrap_or(line.len() - line.trim_start().len()),
+                    ]
+                } else {
+                    calls_of(&t.s[b.open..b.close], name)
+                        .into_iter()
+                        .map(|o| b.open + o)
+                        .collect()
+                };
+                if sites.len() == e.sites as usize {
+                    let mut shared: Option<Vec<String>> = None;
+                    let mut live = false;
+                    for at in sites {
+                        let env = binder.env_at(e.from, at);
+                        let Ok(open) = decided(&b.conds_at(at).0, &env) else {
+                            continue;
+                        };
+                        live = true;
+                        shared = Some(match shared {
+                            None => open,
+                            Some(c) => c
+                                .into_iter()
+                                .zip(open)
+                                .take_while(|(a, b)| a == b)
+                                .map(|(a, _)| a)
+                                .collect(),
+                        });
                     }
+                    if !live {
+                        continue;
+                    }
+                    conds.extend(shared.unwrap_or_default());
                 }
             }
             common = Some(match common {
@@ -926,6 +963,24 @@ impl<'a> FactReader<'a> {
     }
 }
 
+/// Offsets in `body` of the calls of `name`: the name as a whole word, followed by
+/// `(` or by template arguments.
+fn calls_of(body: &str, name: &str) -> Vec<usize> {
+    let b = body.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    body.match_indices(name)
+        .map(|(o, _)| o)
+        .filter(|&o| {
+            let end = o + name.len();
+            let before_ok = o == 0 || !ident(b[o - 1]);
+            let next = body[end..].trim_start();
+            before_ok
+                && (end >= b.len() || !ident(b[end]))
+                && (next.starts_with('(') || next.starts_with('<'))
+        })
+        .collect()
+}
+
 /// The lines a launch fact spans: from the innermost `if` around it (or the launch)
 /// to the launch's end.
 fn launch_lines(t: &Text, b: &Body, line: u32, la: &LaunchArgs) -> (u32, u32) {
@@ -953,7 +1008,8 @@ fn callers_of(
             && (matches!(
                 e.kind,
                 EdgeKind::Call | EdgeKind::MacroCall | EdgeKind::CrossLibrary
-            ) || (launches && e.kind == EdgeKind::Launch))
+            ) || (e.kind == EdgeKind::CheckNumerics && g.nodes[i].kind == NodeKind::Function)
+                || (launches && e.kind == EdgeKind::Launch))
     })
 }
 

@@ -115,6 +115,9 @@ fn patterns() -> &'static Patterns {
     })
 }
 
+/// A condition on one argument, by name.
+type Atom = (String, Range);
+
 /// A condition on one argument: a value range, or the pointer being null.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Range {
@@ -236,7 +239,7 @@ fn launch_conditions(
     let [kernel] = named.into_iter().collect::<Vec<_>>()[..] else {
         return None;
     };
-    let launches = k.launched.get(kernel)?;
+    let launches = k.launch_needs.get(kernel)?;
     // The claimed conditions: the sentence's comparisons (`when n > 1024`); a number
     // followed by arithmetic is not one.
     let tail = s;
@@ -255,12 +258,11 @@ fn launch_conditions(
     for (var, r) in claimed {
         let needs: Vec<Vec<(Range, &Fact)>> = launches
             .iter()
-            .map(|f| {
-                f.conditions
+            .map(|(f, atoms)| {
+                atoms
                     .iter()
-                    .flat_map(|c| necessary_atoms(c))
                     .filter(|(v, _)| *v == var)
-                    .map(|(_, r2)| (r2, *f))
+                    .map(|(_, r2)| (*r2, *f))
                     .collect()
             })
             .collect();
@@ -366,6 +368,9 @@ fn at(f: &Fact) -> String {
 #[derive(Clone, Default)]
 struct Known<'a> {
     launched: BTreeMap<&'a str, Vec<&'a Fact>>,
+    /// Per launched kernel, each launch with the conditions on arguments it needs
+    /// ([`necessary_atoms`]).
+    launch_needs: BTreeMap<&'a str, Vec<(&'a Fact, Vec<Atom>)>>,
     constants: BTreeMap<String, (BTreeSet<i64>, &'a Fact)>,
     unresolved: BTreeSet<String>,
     shared: BTreeMap<&'a str, Vec<&'a Fact>>,
@@ -389,6 +394,15 @@ impl<'a> Known<'a> {
             match f.kind {
                 FactKind::Launch => {
                     k.launched.entry(f.subject.as_str()).or_default().push(f);
+                    let needs = f
+                        .conditions
+                        .iter()
+                        .flat_map(|c| necessary_atoms(c))
+                        .collect();
+                    k.launch_needs
+                        .entry(f.subject.as_str())
+                        .or_default()
+                        .push((f, needs));
                     for (key, v) in &f.values {
                         if let (Some(name), Ok(x)) = (key.strip_suffix('='), v.parse::<i64>()) {
                             let e = k
@@ -498,6 +512,12 @@ impl<'a> Known<'a> {
         for p in parts {
             for (n, fs) in &p.launched {
                 k.launched.entry(n).or_default().extend(fs);
+            }
+            for (n, ls) in &p.launch_needs {
+                k.launch_needs
+                    .entry(n)
+                    .or_default()
+                    .extend(ls.iter().cloned());
             }
             for (n, (vs, f)) in &p.constants {
                 k.constants
