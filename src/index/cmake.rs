@@ -218,7 +218,7 @@ pub const COMPILER_ORIGIN: &str = "hipcc (clang, HIP host pass)";
 /// headers guard their `std::` overloads with `__cplusplus` and `__HIPCC__`; reading
 /// those as 0 left the overloads out of the index. `__cplusplus` follows the build's
 /// `CMAKE_CXX_STANDARD` (clang-15's default, C++17, without one).
-fn compiler_predefines(cxx_standard: Option<&str>) -> Vec<BuildDefine> {
+pub fn compiler_predefines(cxx_standard: Option<&str>) -> Vec<BuildDefine> {
     let cplusplus = match cxx_standard.map(str::trim) {
         Some("11") => "201103L",
         Some("14") => "201402L",
