@@ -932,6 +932,24 @@ impl<'a> FactReader<'a> {
             }
             let line = t.line_of(at);
             let end = t.line_of(b.open + close).max(line);
+            // A run of the same call on consecutive lines (eight `hipMemsetAsync`s
+            // clearing eight buffers) is one fact, counted.
+            if let Some(prev) = out.last_mut().filter(|p| {
+                p.kind == FactKind::RuntimeCall
+                    && p.subject == m.as_str()
+                    && p.values.get("direction") == v.get("direction")
+                    && p.conditions == conds
+                    && line <= p.end_line + 1
+            }) {
+                prev.end_line = end.max(prev.end_line);
+                let n: usize = prev
+                    .values
+                    .get("count")
+                    .and_then(|c| c.parse().ok())
+                    .unwrap_or(1);
+                prev.values.insert("count".into(), (n + 1).to_string());
+                continue;
+            }
             out.push(mk(
                 FactKind::RuntimeCall,
                 m.as_str().to_string(),
@@ -1294,10 +1312,16 @@ pub fn describe(f: &Fact) -> String {
             v("returns")
         ),
         FactKind::CrossLibrary => format!("{} calls {} ({})", f.function, f.subject, v("callee")),
-        FactKind::RuntimeCall => match f.values.get("direction") {
-            Some(d) => format!("{} calls {} ({d})", f.function, f.subject),
-            None => format!("{} calls {}", f.function, f.subject),
-        },
+        FactKind::RuntimeCall => {
+            let times = match f.values.get("count") {
+                Some(n) => format!(" {n} times"),
+                None => String::new(),
+            };
+            match f.values.get("direction") {
+                Some(d) => format!("{} calls {}{times} ({d})", f.function, f.subject),
+                None => format!("{} calls {}{times}", f.function, f.subject),
+            }
+        }
     };
     let cond = if f.conditions.is_empty() {
         String::new()

@@ -448,8 +448,13 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
                     .get("direction")
                     .map(|d| format!(" with {d}"))
                     .unwrap_or_default();
+                let times = f
+                    .values
+                    .get("count")
+                    .map(|n| format!(" {n} times"))
+                    .unwrap_or_default();
                 format!(
-                    "{} calls {}{direction} ({}){}.",
+                    "{} calls {}{direction}{times} ({}){}.",
                     f.function,
                     f.subject,
                     at(f),
