@@ -502,38 +502,20 @@ impl<'a> FactReader<'a> {
                 };
                 if sites.len() == e.sites as usize {
                     let mut shared: Option<Vec<String>> = None;
-                    let mut live = false;
                     for at in sites {
                         let env = binder.env_at(e.from, at);
-                        let Ok(open) = decided(&b.conds_at(at).0, &env) else {
-                            continue;
-                        };
-                        live = true;
-                        shared = Some(match shared {
-                            None => open,
-                            Some(c) => c
-                                .into_iter()
-                                .zip(open)
-                                .take_while(|(a, b)| a == b)
-                                .map(|(a, _)| a)
-                                .collect(),
-                        });
+                        if let Ok(open) = decided(&b.conds_at(at).0, &env) {
+                            shared = Some(common_prefix(shared, open));
+                        }
                     }
-                    if !live {
+                    // Every call in this caller is dead for this API.
+                    let Some(shared) = shared else {
                         continue;
-                    }
-                    conds.extend(shared.unwrap_or_default());
+                    };
+                    conds.extend(shared);
                 }
             }
-            common = Some(match common {
-                None => conds,
-                Some(c) => c
-                    .into_iter()
-                    .zip(conds)
-                    .take_while(|(a, b)| a == b)
-                    .map(|(a, _)| a)
-                    .collect(),
-            });
+            common = Some(common_prefix(common, conds));
         }
         let out = match common {
             Some(c) => Some(c),
@@ -978,6 +960,20 @@ impl<'a> FactReader<'a> {
             }
         }
         out
+    }
+}
+
+/// The leading conditions `next` shares with `acc` (all of `next` when `acc` is the
+/// first).
+fn common_prefix(acc: Option<Vec<String>>, next: Vec<String>) -> Vec<String> {
+    match acc {
+        None => next,
+        Some(c) => c
+            .into_iter()
+            .zip(next)
+            .take_while(|(a, b)| a == b)
+            .map(|(a, _)| a)
+            .collect(),
     }
 }
 
