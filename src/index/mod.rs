@@ -346,6 +346,10 @@ pub fn index_tree(
             ));
         }
     }
+    tracing::debug!(
+        ms = t0.elapsed().as_millis() as u64,
+        "Read the API declarations."
+    );
     let api = api::group(
         decls.clone(),
         &cfg.api_prefix,
@@ -369,6 +373,7 @@ pub fn index_tree(
             api_decls: decls,
         };
         write_cache(&p, &c)?;
+        tracing::debug!(ms = t0.elapsed().as_millis() as u64, "Wrote the cache.");
     }
     fill_stats(&mut stats, &index, t0);
     Ok((index, stats))

@@ -202,6 +202,152 @@ fn blank_launched_template_args(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| text.to_string()))
 }
 
+/// What a `{` opened, as far as [`blank_declarations`] needs to know.
+#[derive(Clone, Copy, PartialEq)]
+enum Brace {
+    /// A namespace or an `extern "C"` block.
+    Namespace,
+    /// A class, struct or union body: what follows its `}` may be a declarator.
+    Class,
+    /// A function body (its head ends with `)`, a qualifier or `try`): what follows
+    /// its `}` is a new statement.
+    Function,
+    /// Anything else (an initializer, an enum, a lambda).
+    Other,
+}
+
+/// Blanks (to spaces, newlines kept, so offsets hold) the declarations that hold no
+/// braces at namespace, `extern "C"` and class level: `rocblas_status f(...);`, the
+/// explicit instantiations a macro expands to by the hundred, `using` lines. The index
+/// keeps only definitions (`= default` and `= delete` count, and stay), and tree-sitter's time is
+/// linear in what it reads. Anything not known to be such a declaration is kept: the
+/// statement right after a `}` that is not a namespace's (`struct S {...} s;`,
+/// `x = {...};`, `enum E {...} e;`), and everything inside a brace whose opener is not
+/// plainly a namespace or class head (a head with parentheses counts as a function).
+fn blank_declarations(text: &str) -> std::borrow::Cow<'_, str> {
+    let b = text.as_bytes();
+    // The namespace and class braces open at this point.
+    let mut scopes: Vec<Brace> = Vec::new();
+    // Depth of braces inside the innermost brace that is not a scope (0: at scope level).
+    let mut inner = 0usize;
+    let mut inner_kind = Brace::Other;
+    let mut seg = 0usize;
+    let mut seg_ok = true;
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'"' | b'\'' => {
+                // A digit separator (`1'000`) is not a character literal.
+                if c == b'\'' && i > 0 && b[i - 1].is_ascii_alphanumeric() {
+                    i += 1;
+                    continue;
+                }
+                i += 1;
+                while i < b.len() && b[i] != c && b[i] != b'\n' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'{' if inner > 0 => inner += 1,
+            b'{' => {
+                match scope_head(&text[seg..i]) {
+                    Some(k) => scopes.push(k),
+                    None => {
+                        inner = 1;
+                        inner_kind = if is_function_head(&text[seg..i]) {
+                            Brace::Function
+                        } else {
+                            Brace::Other
+                        };
+                    }
+                }
+                seg = i + 1;
+                seg_ok = true;
+            }
+            b'}' if inner > 1 => inner -= 1,
+            b'}' => {
+                let closed = if inner == 1 {
+                    inner = 0;
+                    inner_kind
+                } else {
+                    scopes.pop().unwrap_or(Brace::Other)
+                };
+                seg = i + 1;
+                seg_ok = matches!(closed, Brace::Namespace | Brace::Function);
+            }
+            b';' if inner == 0 => {
+                // `S(const S&) = default;` and `= delete;` are definitions the index keeps.
+                let stmt = text[seg..i].trim_end();
+                let defined = stmt.ends_with("default") || stmt.ends_with("delete");
+                if seg_ok && !defined && !stmt.trim_start().is_empty() {
+                    spans.push((seg, i + 1));
+                }
+                seg = i + 1;
+                seg_ok = true;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if spans.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = b.to_vec();
+    for (from, to) in spans {
+        for c in &mut out[from..to] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    }
+    std::borrow::Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| text.to_string()))
+}
+
+/// Whether the text before a `{` is a function's head: it ends with the parameter
+/// list, a qualifier after it, or `try`, and assigns nothing.
+fn is_function_head(head: &str) -> bool {
+    let t = head.trim_end();
+    !t.contains('=')
+        && (t.ends_with(')')
+            || ["const", "noexcept", "override", "final", "try", "mutable"]
+                .iter()
+                .any(|w| {
+                    t.ends_with(w)
+                        && t[..t.len() - w.len()]
+                            .ends_with(|c: char| !(c.is_alphanumeric() || c == '_'))
+                }))
+}
+
+/// What the text before a `{` opens, when it is plainly a namespace, an `extern "C"`
+/// block or a class body (a class key and no parentheses or `=`: `struct S : B<(1 > 0)>
+/// {` counts as not).
+fn scope_head(head: &str) -> Option<Brace> {
+    let t = head.trim();
+    if t.ends_with("extern \"C\"") || t.ends_with("extern \"C++\"") {
+        return Some(Brace::Namespace);
+    }
+    if t.contains('(') || t.contains('=') {
+        return None;
+    }
+    let words: Vec<&str> = t
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.first() == Some(&"namespace")
+        || words.first() == Some(&"inline") && words.get(1) == Some(&"namespace")
+    {
+        return Some(Brace::Namespace);
+    }
+    words
+        .iter()
+        .any(|w| matches!(*w, "class" | "struct" | "union"))
+        .then_some(Brace::Class)
+}
+
 thread_local! {
     static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new({
         let mut p = Parser::new();
@@ -227,6 +373,7 @@ pub fn extract(file: &str, text: &str, expansions: &[Expansion]) -> Extracted {
     }
     let (blanked, markers) = blank_attributes(text);
     let parsed = blank_launched_template_args(&blanked);
+    let parsed = blank_declarations(&parsed);
     let Some(tree) = PARSER.with(|p| p.borrow_mut().parse(parsed.as_bytes(), None)) else {
         return Extracted::default();
     };
@@ -817,6 +964,51 @@ fn kernel_of_first_arg(after_paren: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn declarations_without_braces_are_blanked_and_nothing_else() {
+        let src = "namespace rocblas {\nrocblas_status f(int n);\nusing T = float;\n\
+template rocblas_status g<float>(float*);\nstruct S { S() = default; int v; } s;\n\
+enum E { A, B } e;\nconst int t[] = {1, 2};\nint h(int x) { int y = 1; return k(y); }\n\
+int h2(int);\n}\nextern \"C\" { int api(int); }\n";
+        let out = blank_declarations(src);
+        assert_eq!(out.len(), src.len(), "offsets hold");
+        assert_eq!(
+            out.matches('\n').count(),
+            src.matches('\n').count(),
+            "lines hold"
+        );
+        // Prototypes, explicit instantiations and data members at namespace, class and
+        // extern "C" level go, as does a prototype after a function body.
+        for gone in [
+            "f(int n)", "g<float>", "using T", "int v;", "h2(int)", "api(int)",
+        ] {
+            assert!(!out.contains(gone), "{gone} is blanked: {out}");
+        }
+        // Definitions, declarators after a class or enum body, an
+        // initializer's `;` and a function body's statements stay.
+        for kept in [
+            "S() = default;",
+            "} s;",
+            "} e;",
+            "{1, 2};",
+            "int y = 1;",
+            "return k(y);",
+        ] {
+            assert!(out.contains(kept), "{kept} is kept: {out}");
+        }
+        // What the index reads is the same either way.
+        let a = extract("a.cpp", src, &[]);
+        let names = |e: &Extracted| e.symbols.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&a), ["S", "h"]);
+        assert_eq!(
+            a.calls
+                .iter()
+                .map(|c| c.callee.as_str())
+                .collect::<Vec<_>>(),
+            ["k"]
+        );
+    }
 
     #[test]
     fn kernels_helpers_and_launches() {
