@@ -752,10 +752,8 @@ pub fn manifest_for(p: &ExtractPlan, planned: &Planned) -> Manifest {
     m.planning = planning(planned);
     m.toolchain
         .insert("rocqa".into(), env!("CARGO_PKG_VERSION").into());
-    m.toolchain.insert(
-        "tokenizer".into(),
-        "tiktoken cl100k_base (tiktoken-rs)".into(),
-    );
+    m.toolchain
+        .insert("tokenizer".into(), "cl100k_base (bpe-openai)".into());
     m.toolchain
         .insert("parser".into(), "tree-sitter-cpp 0.23".into());
     m

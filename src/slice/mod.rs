@@ -93,22 +93,18 @@ impl Default for SliceLimits {
 /// Counts tokens with OpenAI's cl100k_base BPE (close enough to the open models' own
 /// tokenizers to size prompts; exact counts come back from the server as usage).
 ///
-/// Counts are remembered by text hash: the same functions recur in many slices, and
-/// BPE tokenizing is the dearest step of planning.
+/// bpe-openai counts what tiktoken counts (the same on all 14,677 distinct slice texts
+/// of both libraries' dry runs, 6.4 and 5.5) without a backtracking regex in its
+/// pre-tokenizer, which made tiktoken-rs the dearest step of planning. Counts are
+/// remembered by text hash still: the same functions recur in many slices.
 pub fn count_tokens(text: &str) -> usize {
-    static BPE: OnceLock<tiktoken_rs::CoreBPE> = OnceLock::new();
     static SEEN: OnceLock<std::sync::Mutex<HashMap<u64, usize>>> = OnceLock::new();
     let key = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
     let seen = SEEN.get_or_init(Default::default);
     if let Some(n) = seen.lock().ok().and_then(|m| m.get(&key).copied()) {
         return n;
     }
-    let n = BPE
-        .get_or_init(|| {
-            tiktoken_rs::cl100k_base().expect("the cl100k_base table is built into tiktoken-rs")
-        })
-        .encode_ordinary(text)
-        .len();
+    let n = bpe_openai::cl100k_base().count(text);
     if let Ok(mut m) = seen.lock() {
         m.insert(key, n);
     }
