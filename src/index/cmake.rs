@@ -195,6 +195,10 @@ pub fn derive(tree: &Path, target: &str) -> Vec<BuildDefine> {
 
 /// [`derive`], and the `CMAKE_CXX_STANDARD` the files set.
 fn read(tree: &Path, target: &str) -> (Vec<BuildDefine>, Option<String>) {
+    // CMake joins a relative path to the current source folder: with a relative tree
+    // (`--root .`), `${CMAKE_CURRENT_SOURCE_DIR}/include/...` would be joined twice and
+    // the version header not found.
+    let tree = &std::path::absolute(tree).unwrap_or_else(|_| tree.to_path_buf());
     let mut r = Reader {
         tree,
         target,
@@ -946,6 +950,36 @@ mod tests {
         assert!(e[0]
             .origin
             .starts_with("blas: CMakeLists.txt:3 configure_file"));
+    }
+
+    #[test]
+    fn a_relative_tree_finds_the_version_header_its_cmake_names_by_folder() {
+        let pair = tree(&[
+            ("CMakeLists.txt", "project(blas)\nrocm_setup_version(VERSION 4.4.1)\nconfigure_file(${CMAKE_CURRENT_SOURCE_DIR}/b.h.in out/blas-version.h)\n"),
+            ("b.h.in", "#define BLAS_VERSION_MAJOR @blas_VERSION_MAJOR@\n"),
+        ]);
+        // The same folder named relative to the working directory, as `--root .` does.
+        let cwd = std::env::current_dir().unwrap();
+        let up: std::path::PathBuf = cwd.components().skip(1).map(|_| "..").collect();
+        let relative = up.join(pair.path().strip_prefix("/").unwrap());
+        assert!(relative.is_relative() && relative.is_dir());
+        for t in [pair.path(), relative.as_path()] {
+            let d = derive(t, "blas");
+            let got: Vec<(&str, &str, &str)> = d
+                .iter()
+                .map(|d| (d.name.as_str(), d.value.as_str(), d.origin.as_str()))
+                .collect();
+            assert_eq!(
+                got,
+                [(
+                    "BLAS_VERSION_MAJOR",
+                    "4",
+                    "CMakeLists.txt:3 configure_file -> b.h.in:1"
+                )],
+                "read from {}",
+                t.display()
+            );
+        }
     }
 
     #[test]
