@@ -936,6 +936,9 @@ pub enum FactKind {
     /// A HIP runtime call in host code that moves, sets, allocates or frees memory, or
     /// synchronizes (`hipMemcpyAsync` of a result, `hipStreamSynchronize`).
     RuntimeCall,
+    /// A store in host code through a pointer parameter or into the handle
+    /// (`*mode = handle->pointer_mode`, `handle->stream = stream_id`, `*size = ...`).
+    Store,
 }
 
 impl FactKind {
@@ -954,6 +957,7 @@ impl FactKind {
             FactKind::WorkspaceQuery => "workspace-query",
             FactKind::CrossLibrary => "cross-library",
             FactKind::RuntimeCall => "runtime-call",
+            FactKind::Store => "store",
         }
     }
 }

@@ -265,3 +265,28 @@ fn fixture_fact_check_rejects_contradictions_and_keeps_right_values() {
         assert!(r["detail"].as_str().unwrap().contains(names), "{r}");
     }
 }
+
+#[test]
+fn fixture_stores_through_pointer_parameters_in_host_code_only() {
+    let p = project();
+    // handle.cpp:13: `*handle = new _rocfx_handle;`, handle being `rocfx_handle*`.
+    let f = facts(p.path(), "rocfx", "rocfx_create_handle");
+    let s = find(&f, FactKind::Store, "*handle", "src/handle.cpp", 13);
+    assert_eq!(s.values["target"], "*handle");
+    assert_eq!(s.values["value"], "new _rocfx_handle");
+    assert!(s.conditions.is_empty(), "{:?}", s.conditions);
+    // check_numerics_vector.hpp:19 `*abnormal = 1;` is device code (a kernel's store,
+    // not the host's): it is not a store fact of rocfx_sscal.
+    let f = facts(p.path(), "rocfx", "rocfx_sscal");
+    let stores: Vec<&Fact> = f
+        .facts
+        .iter()
+        .filter(|x| x.kind == FactKind::Store)
+        .collect();
+    assert!(
+        stores
+            .iter()
+            .all(|x| !x.file.ends_with("check_numerics_vector.hpp")),
+        "{stores:#?}"
+    );
+}

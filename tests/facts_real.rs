@@ -511,3 +511,36 @@ fn host_runtime_calls_with_their_direction_and_conditions() {
         "a numerics-check runtime call was read as the API's"
     );
 }
+
+#[test]
+fn stores_of_getters_setters_and_quick_results() {
+    let aux = "library/src/rocblas_auxiliary.cpp";
+    // rocblas_auxiliary.cpp:53-55: after the handle check, the getter writes the
+    // handle's pointer mode through its output pointer.
+    let f = facts("rocblas", "rocblas_get_pointer_mode");
+    let s = find(&f, FactKind::Store, "*mode", aux, 55);
+    assert_eq!(s.values["value"], "handle->pointer_mode");
+    assert!(s.conditions.is_empty());
+    // rocblas_auxiliary.cpp:280: the setter's last step, after the stream checks.
+    let f = facts("rocblas", "rocblas_set_stream");
+    let s = find(&f, FactKind::Store, "handle->stream", aux, 280);
+    assert_eq!(s.values["value"], "stream");
+    // rocblas_dot_imp.hpp:105-112: with n <= 0 and host pointer mode the result is set
+    // to zero on the host (device mode clears it with hipMemsetAsync instead).
+    let f = facts("rocblas", "rocblas_sdot");
+    let s = find(
+        &f,
+        FactKind::Store,
+        "*result",
+        "library/src/blas1/rocblas_dot_imp.hpp",
+        112,
+    );
+    assert_eq!(s.values["value"], "T(0)");
+    assert_eq!(
+        s.conditions,
+        [
+            "n <= 0",
+            "not (rocblas_pointer_mode_device == handle->pointer_mode)"
+        ]
+    );
+}

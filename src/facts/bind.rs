@@ -83,6 +83,16 @@ impl<'a> Binder<'a> {
         self.bound(i).0
     }
 
+    /// The function parameters of node `i`'s definition, `(type, name)`, as written.
+    pub fn params_of(&self, i: usize) -> Vec<(String, String)> {
+        let n = &self.g.nodes[i];
+        self.code
+            .body(n)
+            .and_then(|(t, b)| self.head_of(n, &t, &b))
+            .map(|h| h.params.clone())
+            .unwrap_or_default()
+    }
+
     /// Does the API reach node `i`: is some call of it live for this API?
     pub fn reached(&self, i: usize) -> bool {
         self.bound(i).1

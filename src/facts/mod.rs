@@ -95,6 +95,7 @@ struct Detectors {
     launch_bounds: Regex,
     runtime: Regex,
     memcpy_kind: Regex,
+    store: Regex,
 }
 
 fn detectors() -> &'static Detectors {
@@ -112,6 +113,8 @@ fn detectors() -> &'static Detectors {
             launch_bounds: r(r"__launch_bounds__\s*\("),
             runtime: r(r"\b(hip(?:Memcpy|Memset|Malloc|HostMalloc|Free|HostFree)\w*|hip(?:Stream|Device|Event)Synchronize|hipEventRecord|hipStreamWaitEvent)\s*\("),
             memcpy_kind: r(r"\bhipMemcpy(?:HostToDevice|DeviceToHost|DeviceToDevice|HostToHost|Default)\b"),
+            // `*p = v;`, `p->f = v;`, `p->f.g = v;` (not `==`, `+=`, declarations).
+            store: r(r"^(\*\s*([A-Za-z_]\w*)|([A-Za-z_]\w*)\s*->\s*[A-Za-z_]\w*(?:\s*(?:->|\.)\s*[A-Za-z_]\w*)*)\s*=\s*([^=].*?)\s*;$"),
         }
     })
 }
@@ -941,6 +944,35 @@ impl<'a> FactReader<'a> {
                 conds,
             ));
         }
+        // Stores through a pointer parameter or into the handle: where the results of a
+        // getter, the state a setter changes and the sizes a size query reports go.
+        let params = binder.params_of(i);
+        let pointer = |name: &str| {
+            params
+                .iter()
+                .any(|(ty, p)| p == name && (ty.contains('*') || ty.ends_with("_handle")))
+        };
+        for s in &b.stmts {
+            let text = tidy(&t.s[s.start..s.end]);
+            let Some(c) = d.store.captures(&text) else {
+                continue;
+            };
+            let base = c.get(2).or(c.get(3)).map_or("", |m| m.as_str());
+            let value = c[4].to_string();
+            if !pointer(base) || value.len() > 160 {
+                continue;
+            }
+            let Ok(conds) = decided(&s.conds, &binder.env_at(i, s.start)) else {
+                continue;
+            };
+            let target: String = c[1].chars().filter(|c| !c.is_whitespace()).collect();
+            let mut v = BTreeMap::new();
+            v.insert("target".into(), target.clone());
+            v.insert("value".into(), value);
+            let line = t.line_of(s.start);
+            let end = t.line_of(s.end.saturating_sub(1).max(s.start));
+            out.push(mk(FactKind::Store, target, line, end, v, conds));
+        }
         for (o, cond, outer) in &b.branches {
             if cond.contains("pointer_mode") {
                 let Ok(conds) = decided(outer, &binder.env_at(i, *o)) else {
@@ -1308,6 +1340,7 @@ pub fn describe(f: &Fact) -> String {
             v("returns")
         ),
         FactKind::CrossLibrary => format!("{} calls {} ({})", f.function, f.subject, v("callee")),
+        FactKind::Store => format!("{} sets {} = {}", f.function, v("target"), v("value")),
         FactKind::RuntimeCall => {
             let times = match f.values.get("count") {
                 Some(n) => format!(" {n} times"),

@@ -148,6 +148,21 @@ const RUNTIME_CALLS: Template = Template {
     ],
 };
 
+const STORES: Template = Template {
+    id: "facts-stores",
+    category: "semantics",
+    questions: [
+        "What does {apis} write into the handle or through its pointer arguments, and when?",
+        "Which state does {apis} set, and from which values?",
+        "Where do the results of {apis}'s host code go: what does it store through its output pointers or in the handle?",
+    ],
+    intros: [
+        "The stores on the call path:",
+        "What the host code writes:",
+        "Stores read off the code:",
+    ],
+};
+
 /// One rendered answer and the facts it cites, before APIs are grouped.
 struct Unit<'a> {
     template: &'static Template,
@@ -463,6 +478,24 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             })
             .collect();
         out.push(unit(&RUNTIME_CALLS, "", &lines, runtime));
+    }
+    let stores = kinds(af, &[FactKind::Store]);
+    if !stores.is_empty() {
+        let lines: Vec<String> = stores
+            .iter()
+            .map(|f| {
+                let v = |k: &str| f.values.get(k).cloned().unwrap_or_default();
+                format!(
+                    "{} stores {} in {} ({}){}.",
+                    f.function,
+                    v("value"),
+                    v("target"),
+                    at(f),
+                    when(f)
+                )
+            })
+            .collect();
+        out.push(unit(&STORES, "", &lines, stores));
     }
     out
 }
