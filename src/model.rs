@@ -143,6 +143,11 @@ pub struct CallSite {
     /// overload set a dependent call names; set by the precise index only.
     #[serde(default)]
     pub resolved: Vec<String>,
+    /// The scope a qualified call names, template arguments dropped: `""` for `::sqrt`
+    /// (the global namespace), `"std"` for `std::abs`; `None` for an unqualified call.
+    /// Set by the fast index only.
+    #[serde(default)]
+    pub qualifier: Option<String>,
 }
 
 fn yes() -> bool {

@@ -205,6 +205,36 @@ impl<'a> CodeGraph<'a> {
         }
     }
 
+    /// The candidates a qualified call can mean: `::f` only definitions at namespace
+    /// scope of the global namespace (none when the index has none: `::sqrt` inside
+    /// `rocblas_complex_num` is the C library's, not the class's own `sqrt`); `q::f`
+    /// those whose scope ends with `q`, or all of them when none does (a namespace
+    /// alias, a `using`). Anonymous namespaces are transparent.
+    fn qualified(&self, c: Vec<SymRef>, qualifier: Option<&str>) -> Vec<SymRef> {
+        let Some(q) = qualifier else {
+            return c;
+        };
+        let visible = |r: &SymRef| {
+            let scope = &self.libs[r.lib].sym(*r).scope;
+            let named: Vec<&str> = scope
+                .split("::")
+                .filter(|p| !p.is_empty() && *p != "(anonymous)")
+                .collect();
+            let named = named.join("::");
+            if q.is_empty() {
+                named.is_empty()
+            } else {
+                named == q || named.ends_with(&format!("::{q}"))
+            }
+        };
+        let fit: Vec<SymRef> = c.iter().copied().filter(visible).collect();
+        if fit.is_empty() && !q.is_empty() {
+            c
+        } else {
+            fit
+        }
+    }
+
     /// Picks the definitions a call from `caller` most plausibly means: those the
     /// caller's file can see, in its build context, accepting as many arguments as the
     /// call passes, with pointer arrays exactly when the API is a batched one. An overload set of one file is followed whole; anything wider than
@@ -429,6 +459,7 @@ impl<'a> CodeGraph<'a> {
                     (EdgeKind::Call, own)
                 };
                 let c = self.resolved(c, &call.resolved);
+                let c = self.qualified(c, call.qualifier.as_deref());
                 let targets = self.narrow(r, c, call.args, batched, (&file.path, call.line));
                 out.push(Step {
                     kind,

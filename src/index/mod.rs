@@ -30,7 +30,7 @@ use crate::model::{FileIndex, LibraryIndex, MacroDef};
 use preprocess::{DirKind, Directive, Fallback, Includes, Macro, MacroTable};
 
 /// Bumped whenever the index format or extraction changes, so old caches are ignored.
-const INDEX_FORMAT: u32 = 6;
+const INDEX_FORMAT: u32 = 7;
 
 /// Why indexing failed.
 #[derive(Debug, thiserror::Error)]

@@ -605,6 +605,7 @@ impl Walk<'_> {
         line: u32,
         pos: usize,
         args: Option<u16>,
+        qualifier: Option<String>,
     ) -> CallSite {
         let e = self.expansion_at(pos);
         let written = e.is_none_or(|e| e.written.binary_search(&callee).is_ok());
@@ -616,6 +617,7 @@ impl Walk<'_> {
             written,
             args,
             resolved: Vec::new(),
+            qualifier,
         }
     }
 
@@ -683,7 +685,10 @@ impl Walk<'_> {
                         .filter(|x| x.kind_id() != kinds.comment)
                         .count() as u16
                 });
-            let site = self.call_site(caller, name.to_string(), line, pos, args);
+            let qualifier = call
+                .and_then(|n| n.child_by_field_name("function"))
+                .and_then(|f| call_qualifier(f, src));
+            let site = self.call_site(caller, name.to_string(), line, pos, args, qualifier);
             self.out.calls.push(site);
         }
     }
@@ -860,6 +865,32 @@ fn arity(decl: Node) -> Option<(u16, u16)> {
     Some((min, max))
 }
 
+/// The scope a qualified callee names (`::sqrt` -> `""`, `std::abs` -> `"std"`,
+/// `rocblas::internal::f<T>` -> `"rocblas::internal"`), template arguments and spaces
+/// dropped; `None` when the name is not qualified.
+fn call_qualifier(f: Node, src: &str) -> Option<String> {
+    let f = match f.kind() {
+        "template_function" => f.child_by_field_name("name")?,
+        _ => f,
+    };
+    if f.kind() != "qualified_identifier" {
+        return None;
+    }
+    let text = &src[f.byte_range()];
+    let mut out = String::new();
+    let mut depth = 0i32;
+    for ch in text.chars() {
+        match ch {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            c if depth == 0 && !c.is_whitespace() => out.push(c),
+            _ => {}
+        }
+    }
+    let scope = out.rsplit_once("::").map_or("", |(q, _)| q);
+    Some(scope.trim_start_matches("::").to_string())
+}
+
 /// The unqualified name a call expression calls, if it is a plain name.
 fn callee_name<'s>(f: Node, src: &'s str) -> Option<&'s str> {
     match f.kind() {
@@ -964,6 +995,28 @@ fn kernel_of_first_arg(after_paren: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn qualified_calls_keep_the_scope_they_name() {
+        let src = "struct C {\n  float sqrt() const { return ::sqrt(v) + std::abs(v) + \
+rocblas::internal::f<float, 2>(v) + C::g() + h(v) + obj.m(v); }\n  float v;\n};\n";
+        let ex = extract("a.hpp", src, &[]);
+        let got: Vec<(&str, Option<&str>)> = ex
+            .calls
+            .iter()
+            .map(|c| (c.callee.as_str(), c.qualifier.as_deref()))
+            .collect();
+        for want in [
+            ("sqrt", Some("")),
+            ("abs", Some("std")),
+            ("f", Some("rocblas::internal")),
+            ("g", Some("C")),
+            ("h", None),
+            ("m", None),
+        ] {
+            assert!(got.contains(&want), "{want:?} in {got:?}");
+        }
+    }
 
     #[test]
     fn declarations_without_braces_are_blanked_and_nothing_else() {

@@ -530,6 +530,7 @@ impl<'t> Walker<'t> {
                 written,
                 args,
                 resolved: usrs,
+                qualifier: None,
             });
         }
     }

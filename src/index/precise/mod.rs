@@ -28,7 +28,7 @@ use crate::model::{CallSite, FileIndex, LibraryIndex, SymbolKind};
 use clang::{UnitResult, UnitStatus};
 
 /// Bumped whenever what a unit yields changes, so old caches are ignored.
-const PRECISE_FORMAT: u32 = 1;
+const PRECISE_FORMAT: u32 = 2;
 
 /// Why the precise index could not run.
 #[derive(Debug, thiserror::Error)]
