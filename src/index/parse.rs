@@ -188,11 +188,17 @@ fn blank_launched_template_args(text: &str) -> std::borrow::Cow<'_, str> {
             spans.push((open, close + 1));
         }
     }
+    blank_spans(text, &spans)
+}
+
+/// `text` with the byte ranges `spans` turned to spaces, newlines kept (so offsets and
+/// lines hold); borrowed when there is nothing to blank.
+fn blank_spans<'t>(text: &'t str, spans: &[(usize, usize)]) -> std::borrow::Cow<'t, str> {
     if spans.is_empty() {
         return std::borrow::Cow::Borrowed(text);
     }
-    let mut out = b.to_vec();
-    for (from, to) in spans {
+    let mut out = text.as_bytes().to_vec();
+    for &(from, to) in spans {
         for c in &mut out[from..to] {
             if *c != b'\n' {
                 *c = b' ';
@@ -293,18 +299,7 @@ fn blank_declarations(text: &str) -> std::borrow::Cow<'_, str> {
         }
         i += 1;
     }
-    if spans.is_empty() {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = b.to_vec();
-    for (from, to) in spans {
-        for c in &mut out[from..to] {
-            if *c != b'\n' {
-                *c = b' ';
-            }
-        }
-    }
-    std::borrow::Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| text.to_string()))
+    blank_spans(text, &spans)
 }
 
 /// Whether the text before a `{` is a function's head: it ends with the parameter
