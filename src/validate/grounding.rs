@@ -36,17 +36,23 @@ impl KnownNames {
     /// words that claim to be the library's.
     pub fn from_indexes(indexes: &[&LibraryIndex], prefixes: &[String]) -> KnownNames {
         let mut names = HashSet::new();
+        // Every file the index read is a file of its pinned tree, inside `library/` or
+        // not (rocSOLVER's `common/include/` helpers, which facts cite).
+        let mut files = Vec::new();
         for idx in indexes {
             for f in &idx.files {
                 names.extend(f.symbols.iter().map(|s| s.name.clone()));
                 names.extend(f.macros.iter().map(|m| m.name.clone()));
+                files.push(f.path.clone());
             }
             names.extend(idx.api.iter().map(|a| a.name.clone()));
         }
+        files.sort();
+        files.dedup();
         KnownNames {
             names,
             prefixes: prefixes.to_vec(),
-            files: Vec::new(),
+            files,
         }
     }
 
