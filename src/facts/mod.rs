@@ -416,6 +416,13 @@ impl<'a> FactReader<'a> {
                 "callee".into(),
                 format!("{}:{}:{}", to.lib, to.file, to.line),
             );
+            // What the cross-library template says and cites of the callee's definition.
+            v.insert("callee_lib".into(), to.lib.clone());
+            v.insert("callee_file".into(), to.file.clone());
+            v.insert(
+                "callee_lines".into(),
+                format!("{}-{}", to.start_line.max(1), to.end_line.max(to.line)),
+            );
             facts.push(Fact {
                 kind: FactKind::CrossLibrary,
                 subject: to.name.clone(),

@@ -163,6 +163,10 @@ const STORES: Template = Template {
     ],
 };
 
+/// A piece of an entry's slice: library, file, function, and the first line of a
+/// callee's definition (0 for the functions the facts are in).
+type PieceKey = (String, String, String, u32);
+
 /// One rendered answer and the facts it cites, before APIs are grouped.
 struct Unit<'a> {
     template: &'static Template,
@@ -608,7 +612,10 @@ pub fn render(
             .replace("{subject}", &u.subject);
         let answer = format!("{}\n{}", t.intros[pick(&question, 3)], u.body);
         let mut citations = Vec::new();
-        let mut pieces: BTreeMap<(String, String, String), (u32, u32, PieceRole)> = BTreeMap::new();
+        // Keyed by library, file, function and, for a callee in another library, the
+        // first line of its definition: overloads of one name in one file (rocBLAS's
+        // `std::real` for each of its types) are pieces of their own.
+        let mut pieces: BTreeMap<PieceKey, (u32, u32, PieceRole)> = BTreeMap::new();
         for f in &u.facts {
             let lines = trees.lines(&f.lib, &f.file)?;
             citations.push(Citation {
@@ -620,7 +627,7 @@ pub fn render(
             });
             let (s, e) = f.function_lines;
             let p = pieces
-                .entry((f.lib.clone(), f.file.clone(), f.function.clone()))
+                .entry((f.lib.clone(), f.file.clone(), f.function.clone(), 0))
                 .or_insert((s.min(f.line), e.max(f.end_line), role_of(f.kind)));
             p.0 = p.0.min(f.line);
             p.1 = p.1.max(f.end_line);
@@ -641,14 +648,14 @@ pub fn render(
                     sha256: lines_hash(&lines, s, e),
                 });
                 pieces
-                    .entry((lib.clone(), file.clone(), f.subject.clone()))
+                    .entry((lib.clone(), file.clone(), f.subject.clone(), s))
                     .or_insert((s, e, PieceRole::Host));
             }
         }
         citations.sort_by(|a, b| (&a.file, a.start, a.end).cmp(&(&b.file, b.start, b.end)));
         citations.dedup();
         let mut slice = Vec::new();
-        for ((lib, file, name), (s, e, role)) in &pieces {
+        for ((lib, file, name, _), (s, e, role)) in &pieces {
             let lines = trees.lines(lib, file)?;
             slice.push(PieceRef {
                 role: *role,
