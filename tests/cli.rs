@@ -201,7 +201,7 @@ fn index_prints_counts_then_serves_everything_from_cache() {
         "{first}"
     );
     for want in [
-        "7 kernels, 3 device helpers, 18 from macro expansions",
+        "7 kernels, 7 device helpers, 18 from macro expansions",
         "7 launch sites",
         "public API: 24 functions (3 _64), 7 families",
         "files with parse errors left: 0",

@@ -864,8 +864,9 @@ fn index_stats_count_the_fixture_exactly() {
     // scal, axpy, copy, check_numerics_vector, gemvn, gemvt, gemm_source;
     // deprecated/ is denied.
     assert_eq!(s.kernels, 7, "rocfx kernels");
-    // scal_calc, scal_step, gemv_dot; scal_calc_wide sits in an inactive #if branch.
-    assert_eq!(s.device_helpers, 3, "rocfx device helpers");
+    // scal_calc, scal_step, gemv_dot, fx_scale twice and fx_norm twice; scal_calc_wide
+    // sits in an inactive #if branch.
+    assert_eq!(s.device_helpers, 7, "rocfx device helpers");
     assert_eq!(s.launches, 7, "rocfx launch sites");
     // 6 + 6 (INST_SCAL_C_API, plain and ILP64) + 3 + 3 (INST_SCAL_BATCHED_C_API).
     assert_eq!(
@@ -1201,4 +1202,51 @@ fn the_picture_folds_device_helpers_and_merges_names() {
         "{names:?}"
     );
     assert!(p.edges.iter().all(|e| e.from != e.to));
+}
+
+/// A qualified call means the scope it names (`blas1/rocfx_axpy_device.hpp`):
+/// `rocfx_axpy_math::fx_scale` is the one on line 20, not rocfx_axpy_other's on line
+/// 29, and `::fx_norm` is the global one on line 36, not rocfx_axpy_pair's member on
+/// line 44. Read by name alone, both calls fit both definitions (same file, same
+/// arity) and the kernel's graph held all four.
+#[test]
+fn qualified_calls_reach_only_the_scope_they_name() {
+    let g = world()
+        .interface("rocfx", "rocfx_saxpy")
+        .expect("rocfx_saxpy is an API");
+    let kernel = g
+        .nodes
+        .iter()
+        .position(|n| n.name == "rocfx_axpy_kernel")
+        .unwrap_or_else(|| panic!("no kernel in the graph: {}", edges_text(&g)));
+    let callees = |name: &str| -> Vec<(String, u32)> {
+        let mut v: Vec<(String, u32)> = g
+            .edges
+            .iter()
+            .filter(|e| e.from == kernel && g.nodes[e.to].name == name)
+            .map(|e| (g.nodes[e.to].file.clone(), g.nodes[e.to].line))
+            .collect();
+        v.sort();
+        v
+    };
+    let device = "library/src/blas1/rocfx_axpy_device.hpp".to_string();
+    assert_eq!(
+        callees("fx_scale"),
+        [(device.clone(), 20)],
+        "{}",
+        edges_text(&g)
+    );
+    assert_eq!(callees("fx_norm"), [(device, 36)], "{}", edges_text(&g));
+    // Neither wrong definition is reached another way.
+    let lines: Vec<u32> = g
+        .nodes
+        .iter()
+        .filter(|n| n.name == "fx_scale" || n.name == "fx_norm")
+        .map(|n| n.line)
+        .collect();
+    assert!(
+        !lines.contains(&29) && !lines.contains(&44),
+        "{}",
+        edges_text(&g)
+    );
 }
