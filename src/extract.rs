@@ -509,6 +509,9 @@ pub fn write_fact_entries(
             }
         })?;
     report.entries.rendered = rendered.len();
+    let families: BTreeSet<&str> = apis.iter().map(|a| a.family.as_str()).collect();
+    let now = rendered.iter().map(|e| e.id.as_str()).collect();
+    report.entries.replaced = retire_rendered(out, "facts", &families, &now)?;
     let mut writer = RenderedWriter::new(*grounding, pins, threshold, out)?;
     let mut per_api: BTreeMap<&str, usize> = BTreeMap::new();
     for mut e in rendered {
@@ -548,6 +551,22 @@ pub fn write_fact_entries(
         }
     }
     Ok(report)
+}
+
+/// Takes out of `entries.jsonl` the `generator` entries of `families` that this run
+/// does not render: an earlier version rendered them otherwise. Entries of families the
+/// run does not cover (another shard's, or left out by `--api`) stay.
+fn retire_rendered(
+    out: &mut RunOutput,
+    generator: &str,
+    families: &BTreeSet<&str>,
+    now: &std::collections::HashSet<&str>,
+) -> Result<usize, EmitError> {
+    out.retire(|k| {
+        k.generator == generator
+            && families.contains(k.family.as_str())
+            && !now.contains(k.id.as_str())
+    })
 }
 
 /// An entry for question `q` about slice `s`, before its answer: every field the
@@ -671,8 +690,7 @@ pub fn write_reference_entries(
     out: &mut RunOutput,
 ) -> Result<crate::model::ReferenceEntriesReport, EmitError> {
     let mut report = crate::model::ReferenceEntriesReport::default();
-    let mut writer = RenderedWriter::new(*grounding, pins, threshold, out)?;
-    let mut counted = crate::model::FactCheckCount::default();
+    let mut rendered = Vec::new();
     for q in &planned.bug_tasks {
         let (Some(m), Some(s)) = (&q.mutation, planned.slices.get(&q.slice_id)) else {
             continue;
@@ -687,7 +705,7 @@ pub fn write_reference_entries(
         report.entries.rendered += 1;
         let mut h = Sha256::new();
         h.update(format!("{}\u{0}reference", q.id).as_bytes());
-        let mut e = Entry {
+        let e = Entry {
             id: format!("{}-{}", s.lib, &format!("{:x}", h.finalize())[..16]),
             answer: crate::question::mutate::reference_answer(m, &piece.name),
             citations: vec![crate::model::Citation {
@@ -701,10 +719,21 @@ pub fn write_reference_entries(
             generator: "mutation".into(),
             ..question_entry(q, s, pin)
         };
+        rendered.push((e, m.kind.clone()));
+    }
+    // With find-the-bug tasks planned, every family of the run has all of its own.
+    if !planned.bug_tasks.is_empty() {
+        let families: BTreeSet<&str> = planned.slices.values().map(|s| s.family.as_str()).collect();
+        let now = rendered.iter().map(|(e, _)| e.id.as_str()).collect();
+        report.entries.replaced = retire_rendered(out, "mutation", &families, &now)?;
+    }
+    let mut writer = RenderedWriter::new(*grounding, pins, threshold, out)?;
+    let mut counted = crate::model::FactCheckCount::default();
+    for (mut e, kind) in rendered {
         if !writer.keep(&mut e, out, &mut report.entries, &mut counted)? {
             continue;
         }
-        *report.kinds.entry(m.kind.clone()).or_default() += 1;
+        *report.kinds.entry(kind).or_default() += 1;
     }
     Ok(report)
 }

@@ -1048,16 +1048,25 @@ pub struct RenderedCounts {
     pub rejected: std::collections::BTreeMap<String, usize>,
     /// Rendered entries left out as near-duplicates of one kept.
     pub near_duplicates: usize,
+    /// Entries an earlier run rendered otherwise (an older renderer, or code that has
+    /// changed), taken out of `entries.jsonl`.
+    #[serde(default)]
+    pub replaced: usize,
 }
 
 impl RenderedCounts {
     /// One line for the run's report.
     pub fn summary(&self) -> String {
         format!(
-            "{} of {} written now ({} from before), {} refused by validation, {} near-duplicates left out",
+            "{} of {} written now ({} from before{}), {} refused by validation, {} near-duplicates left out",
             self.written,
             self.rendered,
             self.kept_before,
+            if self.replaced > 0 {
+                format!("; {} of an earlier rendering replaced", self.replaced)
+            } else {
+                String::new()
+            },
             self.rejected.values().sum::<usize>(),
             self.near_duplicates
         )

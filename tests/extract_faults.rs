@@ -346,3 +346,89 @@ fn no_endpoint_writes_fact_entries_and_says_how_to_add_llm_ones() {
     assert!(of("mutation") >= 1, "{text}");
     assert_eq!(of("facts") + of("mutation"), entries.len());
 }
+
+/// Fact entries are rendered again on every run: one that an earlier renderer wrote
+/// and this one does not (reworded, or its code changed since) is taken out, not kept
+/// beside its rewording. Model answers, and fact entries of families the run does not
+/// cover (`--api`, another shard), stay.
+#[test]
+fn a_rerun_replaces_fact_entries_an_earlier_rendering_wrote() {
+    let root = common::project("");
+    let run = || {
+        let o = Command::new(BIN)
+            .arg("--root")
+            .arg(root.path())
+            .args([
+                "extract",
+                "--lib",
+                "rocblas",
+                "--version",
+                "6.4.4",
+                "--api",
+                "rocblas_sscal",
+                "--limit",
+                "1",
+            ])
+            .env_remove("ROCQA_LLM_URL")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert_eq!(o.status.code(), Some(0), "{text}");
+        text
+    };
+    run();
+    let path = root.path().join("out/rocblas/6.4.4/entries.jsonl");
+    let first = lines(&path);
+    let fact = first
+        .iter()
+        .find(|e| e["generator"] == "facts")
+        .expect("a fact entry")
+        .clone();
+    let planted = |id: &str, family: &str, generator: &str, answer: &str| {
+        let mut e = fact.clone();
+        e["id"] = id.into();
+        e["family"] = family.into();
+        e["generator"] = generator.into();
+        e["answer"] = answer.into();
+        serde_json::to_string(&e).unwrap() + "\n"
+    };
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&planted(
+        "rocblas-00000000000000a1",
+        "scal",
+        "facts",
+        "An earlier wording of the same facts, with its citations.",
+    ));
+    text.push_str(&planted(
+        "rocblas-00000000000000a2",
+        "axpy",
+        "facts",
+        "A fact entry of a family this run does not cover.",
+    ));
+    text.push_str(&planted(
+        "rocblas-00000000000000a3",
+        "scal",
+        "llm",
+        "A model's answer about scal, which no rendering replaces.",
+    ));
+    std::fs::write(&path, text).unwrap();
+    let report = run();
+    assert!(
+        report.contains("1 of an earlier rendering replaced"),
+        "{report}"
+    );
+    let ids: BTreeSet<String> = lines(&path)
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!ids.contains("rocblas-00000000000000a1"), "{ids:?}");
+    assert!(ids.contains("rocblas-00000000000000a2"), "{ids:?}");
+    assert!(ids.contains("rocblas-00000000000000a3"), "{ids:?}");
+    // Everything the first run wrote is still there, once.
+    let want: BTreeSet<String> = first
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(want.is_subset(&ids));
+    assert_eq!(lines(&path).len(), first.len() + 2);
+}

@@ -446,6 +446,13 @@ fn defects(good: &[Entry]) -> Vec<Defect> {
     let mut e = next(17);
     rewrite(&mut e, "rocblas_internal_scal_launcher returns rocblas_status_invalid_size when n <= 0, treating an empty vector as an error.");
     push(e, Some("contradicts-code"), &mut out);
+    // Sentences with a value missing: a template filled with nothing.
+    let mut e = next(18);
+    rewrite(&mut e, "rocblas_internal_scal_launcher returns  if  (library/src/blas1/rocblas_scal_kernels.hpp:190-191), so an empty vector launches nothing.");
+    push(e, Some("empty-slot"), &mut out);
+    let mut e = next(19);
+    rewrite(&mut e, "rocblas_sscal calls rocblas_internal_scal_template of , defined at : (library/src/blas1/rocblas_scal_kernels.hpp:182-230).");
+    push(e, Some("empty-slot"), &mut out);
     out
 }
 

@@ -116,6 +116,48 @@ impl RunOutput {
         Ok(())
     }
 
+    /// Takes out of `entries.jsonl` the entries `stale` picks: entries rendered without
+    /// a model by an earlier version of the renderer, which this run renders otherwise
+    /// (they would sit beside their rewording). The file is written whole beside and
+    /// renamed over it, so a kill leaves the old file or the new one. Returns how many.
+    pub fn retire(&mut self, stale: impl Fn(&EntryKey) -> bool) -> Result<usize, EmitError> {
+        let path = self.dir.join("entries.jsonl");
+        let Some(bytes) = read_existing(&path)? else {
+            return Ok(0);
+        };
+        let mut keep: Vec<u8> = Vec::with_capacity(bytes.len());
+        let mut gone = Vec::new();
+        for (k, line) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
+            if line.iter().all(|b| b.is_ascii_whitespace()) {
+                continue;
+            }
+            let key: EntryKey = serde_json::from_slice(line).map_err(|e| EmitError::BadLine {
+                path: path.display().to_string(),
+                line: k + 1,
+                message: e.to_string(),
+            })?;
+            if stale(&key) {
+                gone.push(key.id);
+            } else {
+                keep.extend_from_slice(line);
+            }
+        }
+        if gone.is_empty() {
+            return Ok(0);
+        }
+        let tmp = path.with_extension("jsonl.tmp");
+        std::fs::write(&tmp, &keep).map_err(io("write", &tmp))?;
+        std::fs::rename(&tmp, &path).map_err(io("write", &path))?;
+        self.entries = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(io("open", &path))?;
+        for id in &gone {
+            self.done.remove(id);
+        }
+        Ok(gone.len())
+    }
+
     /// Appends a reject (one line, flushed).
     pub fn write_reject(&mut self, r: &Reject) -> Result<(), EmitError> {
         let line = serde_json::to_string(r).expect("rejects serialize");
@@ -130,6 +172,19 @@ impl RunOutput {
 #[derive(Deserialize)]
 struct IdOnly {
     id: String,
+}
+
+/// What [`RunOutput::retire`] tells entries apart by.
+#[derive(Debug, Deserialize)]
+pub struct EntryKey {
+    /// The entry's id.
+    pub id: String,
+    /// Its API family.
+    #[serde(default)]
+    pub family: String,
+    /// What wrote it (`llm`, `facts`, `mutation`).
+    #[serde(default)]
+    pub generator: String,
 }
 
 /// Cuts a torn last line (a kill mid-write) and returns the ids of the whole lines.

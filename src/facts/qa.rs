@@ -183,12 +183,26 @@ fn at(f: &Fact) -> String {
     }
 }
 
+/// The conditions of a fact as a clause: the guards, then the loops it sits in
+/// (`, only when n > 0, inside the loop for (int b = 0; ...)`).
 fn when(f: &Fact) -> String {
-    if f.conditions.is_empty() {
-        String::new()
-    } else {
-        format!(", only when {}", f.conditions.join(" and "))
+    let (loops, guards): (Vec<&str>, Vec<&str>) = f
+        .conditions
+        .iter()
+        .map(String::as_str)
+        .partition(|c| c.starts_with("loop: "));
+    let mut out = String::new();
+    if !guards.is_empty() {
+        out.push_str(&format!(", only when {}", guards.join(" and ")));
     }
+    if !loops.is_empty() {
+        let heads: Vec<&str> = loops.iter().map(|c| &c["loop: ".len()..]).collect();
+        out.push_str(&format!(
+            ", inside the loop {}",
+            heads.join(" and the loop ")
+        ));
+    }
+    out
 }
 
 /// Characters of bullets an answer lists before it says how many more there are
@@ -218,88 +232,236 @@ fn bullets(lines: &[String]) -> (String, usize) {
     (out.join("\n"), n)
 }
 
-/// A unit from lines and the facts they state, one fact per line, in order.
+/// A unit of the facts that state a sentence, in order; a fact whose sentence has a
+/// hole ([`slot`]) is left out, and not cited.
 fn unit<'a>(
     template: &'static Template,
     subject: &str,
-    lines: &[String],
-    mut facts: Vec<&'a Fact>,
-) -> Unit<'a> {
-    let (body, n) = bullets(lines);
-    facts.truncate(n);
-    Unit {
+    facts: &[&'a Fact],
+    sentence: impl Fn(&Fact) -> Option<String>,
+) -> Option<Unit<'a>> {
+    let mut stated = Vec::new();
+    for f in facts {
+        match sentence(f) {
+            Some(l) => stated.push((l, vec![*f])),
+            None => {
+                tracing::debug!(kind = ?f.kind, at = %at(f), "A fact with an empty value is left out of its answer.")
+            }
+        }
+    }
+    stated_unit(template, subject, stated)
+}
+
+/// A unit of sentences, each with the facts it states (cited).
+fn stated_unit<'a>(
+    template: &'static Template,
+    subject: &str,
+    stated: Vec<(String, Vec<&'a Fact>)>,
+) -> Option<Unit<'a>> {
+    if stated.is_empty() {
+        return None;
+    }
+    let lines: Vec<String> = stated.iter().map(|(l, _)| l.clone()).collect();
+    let (body, n) = bullets(&lines);
+    Some(Unit {
         template,
         subject: subject.to_string(),
         body,
-        facts,
+        facts: stated.into_iter().take(n).flat_map(|(_, f)| f).collect(),
+    })
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn listed(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
+}
+
+/// The sentences of stores: stores of one value under the same conditions on
+/// neighbouring lines of one function (a size query setting a dozen sizes to 0) are one
+/// sentence, not a dozen that differ in a name.
+fn store_sentences<'a>(stores: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
+    let stated: Vec<&Fact> = stores
+        .iter()
+        .copied()
+        .filter(|f| statement(f).is_some())
+        .collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < stated.len() {
+        let first = stated[i];
+        let mut j = i + 1;
+        while j < stated.len() {
+            let (prev, f) = (stated[j - 1], stated[j]);
+            let same = f.function == first.function
+                && f.file == first.file
+                && slot(f, "value") == slot(first, "value")
+                && f.conditions == first.conditions
+                && f.line > prev.end_line
+                && f.line <= prev.end_line + 2;
+            if !same {
+                break;
+            }
+            j += 1;
+        }
+        let run = &stated[i..j];
+        let sentence = match run {
+            [one] => statement(one),
+            _ => {
+                let targets: Vec<&str> = run.iter().filter_map(|f| slot(f, "target")).collect();
+                Some(format!(
+                    "{} stores {} in each of {} ({}:{}-{}){}.",
+                    first.function,
+                    slot(first, "value").unwrap_or_default(),
+                    listed(&targets),
+                    first.file,
+                    first.line,
+                    run[run.len() - 1].end_line,
+                    when(first)
+                ))
+            }
+        };
+        out.extend(sentence.map(|s| (s, run.to_vec())));
+        i = j;
+    }
+    out
 }
 
 fn kinds<'a>(af: &'a ApiFacts, want: &[FactKind]) -> Vec<&'a Fact> {
     af.facts.iter().filter(|f| want.contains(&f.kind)).collect()
 }
 
+/// A fact's value under `key`; `None` when it has none or a blank one. Every sentence
+/// reads its values through here, so none is written with a hole in it (answers once
+/// read "calls abs of , defined at :" and "returns  if  (...)").
+fn slot<'f>(f: &'f Fact, key: &str) -> Option<&'f str> {
+    f.values
+        .get(key)
+        .map(|v| v.trim())
+        .filter(|v| !v.is_empty())
+}
+
+/// A non-empty `subject`.
+fn subject(f: &Fact) -> Option<&str> {
+    Some(f.subject.trim()).filter(|s| !s.is_empty())
+}
+
+/// The sentence that states a fact, by its kind: the one place a kind is worded.
+fn statement(f: &Fact) -> Option<String> {
+    let (func, at, when) = (&f.function, at(f), when(f));
+    Some(match f.kind {
+        FactKind::Launch => format!("{func} launches {} ({at}){when}.", subject(f)?),
+        FactKind::LaunchBounds => format!(
+            "The kernel is declared with __launch_bounds__({}){} ({at}).",
+            slot(f, "bounds")?,
+            slot(f, "value")
+                .map(|v| format!(", that is at most {v} threads per block"))
+                .unwrap_or_default(),
+        ),
+        FactKind::SharedMemory if f.subject == "dynamic" => {
+            format!("dynamically sized shared memory, sized by the launch ({at}).")
+        }
+        FactKind::SharedMemory => format!(
+            "a __shared__ array {} of {} with size {}{} ({at}){when}.",
+            subject(f)?,
+            slot(f, "type")?,
+            slot(f, "size")?,
+            slot(f, "elements")
+                .map(|e| format!(", {e} elements"))
+                .unwrap_or_default(),
+        ),
+        FactKind::Barrier | FactKind::Atomic | FactKind::Wavefront => {
+            let what = match f.kind {
+                FactKind::Barrier => "barriers",
+                FactKind::Atomic => "atomics",
+                _ => "wavefront operations",
+            };
+            let ops = slot(f, "ops")?;
+            match slot(f, "count")? {
+                "1" => format!("{what}: {ops} called once, at {at}."),
+                n => format!(
+                    "{what}: {ops} called {n} times, first at {at} (lines {}).",
+                    slot(f, "lines")?
+                ),
+            }
+        }
+        FactKind::WorkspaceQuery => format!(
+            "{func} answers a device-memory size query by returning {} ({at}){when}.",
+            slot(f, "returns")?,
+        ),
+        FactKind::ArgCheck | FactKind::QuickReturn => format!(
+            "{func} returns {} if {} ({at}){when}.",
+            slot(f, "status")?,
+            slot(f, "condition")?,
+        ),
+        FactKind::PointerMode => format!("{func} tests {} ({at}){when}.", slot(f, "condition")?),
+        FactKind::CrossLibrary => format!(
+            "{func} calls {} of {}, defined at {}:{} ({at}){when}.",
+            subject(f)?,
+            slot(f, "callee_lib")?,
+            slot(f, "callee_file")?,
+            slot(f, "callee_lines")?,
+        ),
+        FactKind::RuntimeCall => format!(
+            "{func} calls {}{}{} ({at}){when}.",
+            subject(f)?,
+            slot(f, "direction")
+                .map(|d| format!(" with {d}"))
+                .unwrap_or_default(),
+            slot(f, "count")
+                .map(|n| format!(" {n} times"))
+                .unwrap_or_default(),
+        ),
+        FactKind::Store => format!(
+            "{func} stores {} in {} ({at}){when}.",
+            slot(f, "value")?,
+            slot(f, "target")?,
+        ),
+    })
+}
+
+/// The sentence of a launch site's configuration.
+fn launch_config(f: &Fact) -> Option<String> {
+    Some(format!(
+        "{} ({}): grid {}, block {}, dynamic LDS {}{}.",
+        f.function,
+        at(f),
+        slot(f, "grid")?,
+        slot(f, "block")?,
+        slot(f, "lds")?,
+        when(f)
+    ))
+}
+
 fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
     let mut out = Vec::new();
     let launches = kinds(af, &[FactKind::Launch]);
-    if !launches.is_empty() {
-        let lines: Vec<String> = launches
-            .iter()
-            .map(|f| {
-                format!(
-                    "{} launches {} ({}){}.",
-                    f.function,
-                    f.subject,
-                    at(f),
-                    when(f)
-                )
-            })
-            .collect();
-        out.push(unit(&KERNELS, "", &lines, launches.clone()));
-    }
+    out.extend(unit(&KERNELS, "", &launches, statement));
     let kernels: BTreeSet<&str> = launches.iter().map(|f| f.subject.as_str()).collect();
     for k in kernels {
-        let sites: Vec<&Fact> = launches
+        let mut facts: Vec<&Fact> = launches
             .iter()
             .filter(|f| f.subject == k)
             .copied()
             .collect();
-        let mut lines: Vec<String> = sites
-            .iter()
-            .map(|f| {
-                format!(
-                    "{} ({}): grid {}, block {}, dynamic LDS {}{}.",
-                    f.function,
-                    at(f),
-                    f.values.get("grid").cloned().unwrap_or_default(),
-                    f.values.get("block").cloned().unwrap_or_default(),
-                    f.values.get("lds").cloned().unwrap_or_default(),
-                    when(f)
-                )
-            })
-            .collect();
-        let mut facts: Vec<&Fact> = sites.clone();
-        if let Some(b) = af
+        let bounds = af
             .facts
             .iter()
-            .find(|f| f.kind == FactKind::LaunchBounds && f.subject == k)
-        {
+            .find(|f| f.kind == FactKind::LaunchBounds && f.subject == k);
+        if let Some(b) = bounds {
             // First, so a long list of sites never crowds it out.
-            lines.insert(
-                0,
-                format!(
-                    "The kernel is declared with __launch_bounds__({}){} ({}).",
-                    b.values.get("bounds").cloned().unwrap_or_default(),
-                    b.values
-                        .get("value")
-                        .map(|v| format!(", that is at most {v} threads per block"))
-                        .unwrap_or_default(),
-                    at(b)
-                ),
-            );
             facts.insert(0, b);
         }
-        out.push(unit(&LAUNCH_CONFIG, k, &lines, facts));
+        out.extend(unit(&LAUNCH_CONFIG, k, &facts, |f| {
+            if f.kind == FactKind::LaunchBounds {
+                statement(f)
+            } else {
+                launch_config(f)
+            }
+        }));
     }
     let device = kinds(
         af,
@@ -318,82 +480,13 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             .take(MAX_ITEMS)
             .copied()
             .collect();
-        let lines: Vec<String> = facts
-            .iter()
-            .map(|f| {
-                let v = |k: &str| f.values.get(k).cloned().unwrap_or_default();
-                match f.kind {
-                    FactKind::SharedMemory if f.subject == "dynamic" => format!(
-                        "dynamically sized shared memory, sized by the launch ({}).",
-                        at(f)
-                    ),
-                    FactKind::SharedMemory => format!(
-                        "a __shared__ array {} of {} with size {}{} ({}){}.",
-                        f.subject,
-                        v("type"),
-                        v("size"),
-                        f.values
-                            .get("elements")
-                            .map(|e| format!(", {e} elements"))
-                            .unwrap_or_default(),
-                        at(f),
-                        when(f)
-                    ),
-                    FactKind::Barrier => format!(
-                        "barriers: {} called {} times, first at {} (lines {}).",
-                        v("ops"),
-                        v("count"),
-                        at(f),
-                        v("lines")
-                    ),
-                    FactKind::Atomic => format!(
-                        "atomics: {} called {} times, first at {} (lines {}).",
-                        v("ops"),
-                        v("count"),
-                        at(f),
-                        v("lines")
-                    ),
-                    _ => format!(
-                        "wavefront operations: {} called {} times, first at {} (lines {}).",
-                        v("ops"),
-                        v("count"),
-                        at(f),
-                        v("lines")
-                    ),
-                }
-            })
-            .collect();
-        let mut tpl = &DEVICE;
-        if !facts.iter().any(|f| f.kind == FactKind::Barrier) {
-            tpl = &DEVICE_MEMORY;
-        }
-        out.push(unit(tpl, func, &lines, facts));
+        let tpl = if facts.iter().any(|f| f.kind == FactKind::Barrier) {
+            &DEVICE
+        } else {
+            &DEVICE_MEMORY
+        };
+        out.extend(unit(tpl, func, &facts, statement));
     }
-    let status_lines = |fs: &[&Fact]| -> Vec<String> {
-        fs.iter()
-            .map(|f| {
-                let v = |k: &str| f.values.get(k).cloned().unwrap_or_default();
-                if f.kind == FactKind::WorkspaceQuery {
-                    format!(
-                        "{} answers a device-memory size query by returning {} ({}){}.",
-                        f.function,
-                        v("returns"),
-                        at(f),
-                        when(f)
-                    )
-                } else {
-                    format!(
-                        "{} returns {} if {} ({}){}.",
-                        f.function,
-                        v("status"),
-                        v("condition"),
-                        at(f),
-                        when(f)
-                    )
-                }
-            })
-            .collect()
-    };
     for (tpl, want) in [
         (&ARG_CHECKS, &[FactKind::ArgCheck][..]),
         (
@@ -401,11 +494,9 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             &[FactKind::QuickReturn, FactKind::WorkspaceQuery][..],
         ),
     ] {
-        let fs = kinds(af, want);
-        if !fs.is_empty() {
-            out.push(unit(tpl, "", &status_lines(&fs), fs));
-        }
+        out.extend(unit(tpl, "", &kinds(af, want), statement));
     }
+    // Everything the pointer mode decides, each fact worded as its kind is.
     let pm: Vec<&Fact> = af
         .facts
         .iter()
@@ -414,93 +505,15 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
                 || f.conditions.iter().any(|c| c.contains("pointer_mode"))
         })
         .collect();
-    if !pm.is_empty() {
-        let lines: Vec<String> = pm
-            .iter()
-            .map(|f| match f.kind {
-                FactKind::PointerMode => format!(
-                    "{} tests {} ({}){}.",
-                    f.function,
-                    f.values.get("condition").cloned().unwrap_or_default(),
-                    at(f),
-                    when(f)
-                ),
-                FactKind::Launch => format!(
-                    "{} launches {} ({}){}.",
-                    f.function,
-                    f.subject,
-                    at(f),
-                    when(f)
-                ),
-                _ => status_lines(&[*f]).remove(0),
-            })
-            .collect();
-        out.push(unit(&POINTER_MODE, "", &lines, pm));
-    }
-    let cross = kinds(af, &[FactKind::CrossLibrary]);
-    if !cross.is_empty() {
-        let lines: Vec<String> = cross
-            .iter()
-            .map(|f| {
-                let v = |k: &str| f.values.get(k).cloned().unwrap_or_default();
-                format!(
-                    "{} calls {} of {}, defined at {}:{} ({}){}.",
-                    f.function,
-                    f.subject,
-                    v("callee_lib"),
-                    v("callee_file"),
-                    v("callee_lines"),
-                    at(f),
-                    when(f)
-                )
-            })
-            .collect();
-        out.push(unit(&CROSS_LIBRARY, "", &lines, cross));
-    }
-    let runtime = kinds(af, &[FactKind::RuntimeCall]);
-    if !runtime.is_empty() {
-        let lines: Vec<String> = runtime
-            .iter()
-            .map(|f| {
-                let direction = f
-                    .values
-                    .get("direction")
-                    .map(|d| format!(" with {d}"))
-                    .unwrap_or_default();
-                let times = f
-                    .values
-                    .get("count")
-                    .map(|n| format!(" {n} times"))
-                    .unwrap_or_default();
-                format!(
-                    "{} calls {}{direction}{times} ({}){}.",
-                    f.function,
-                    f.subject,
-                    at(f),
-                    when(f)
-                )
-            })
-            .collect();
-        out.push(unit(&RUNTIME_CALLS, "", &lines, runtime));
+    out.extend(unit(&POINTER_MODE, "", &pm, statement));
+    for (tpl, want) in [
+        (&CROSS_LIBRARY, &[FactKind::CrossLibrary][..]),
+        (&RUNTIME_CALLS, &[FactKind::RuntimeCall][..]),
+    ] {
+        out.extend(unit(tpl, "", &kinds(af, want), statement));
     }
     let stores = kinds(af, &[FactKind::Store]);
-    if !stores.is_empty() {
-        let lines: Vec<String> = stores
-            .iter()
-            .map(|f| {
-                let v = |k: &str| f.values.get(k).cloned().unwrap_or_default();
-                format!(
-                    "{} stores {} in {} ({}){}.",
-                    f.function,
-                    v("value"),
-                    v("target"),
-                    at(f),
-                    when(f)
-                )
-            })
-            .collect();
-        out.push(unit(&STORES, "", &lines, stores));
-    }
+    out.extend(stated_unit(&STORES, "", store_sentences(&stores)));
     out
 }
 
@@ -732,4 +745,110 @@ pub fn render(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fact(kind: FactKind, values: &[(&str, &str)], conditions: &[&str]) -> Fact {
+        Fact {
+            kind,
+            subject: "abs".into(),
+            function: "bdsqr_init".into(),
+            lib: "rocsolver".into(),
+            file: "library/src/auxiliary/rocauxiliary_bdsqr.hpp".into(),
+            line: 402,
+            end_line: 402,
+            function_lines: (390, 420),
+            values: values
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            conditions: conditions.iter().map(|c| c.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_fact_missing_a_value_states_nothing() {
+        // The two holes answers once had: a cross-library call with no callee, and a
+        // runtime call worded as a status check ("returns  if  (...)").
+        assert_eq!(statement(&fact(FactKind::CrossLibrary, &[], &[])), None);
+        assert_eq!(
+            statement(&fact(
+                FactKind::QuickReturn,
+                &[("status", "rocblas_status_success"), ("condition", " ")],
+                &[]
+            )),
+            None
+        );
+        let f = fact(
+            FactKind::CrossLibrary,
+            &[
+                ("callee_lib", "rocblas"),
+                (
+                    "callee_file",
+                    "library/include/internal/rocblas-complex-types.h",
+                ),
+                ("callee_lines", "480-488"),
+            ],
+            &[],
+        );
+        assert_eq!(
+            statement(&f).as_deref(),
+            Some("bdsqr_init calls abs of rocblas, defined at library/include/internal/rocblas-complex-types.h:480-488 (library/src/auxiliary/rocauxiliary_bdsqr.hpp:402).")
+        );
+        // A unit of facts that all have holes is no unit at all.
+        let holes = [fact(FactKind::Store, &[("value", "0")], &[])];
+        let refs: Vec<&Fact> = holes.iter().collect();
+        assert!(unit(&STORES, "", &refs, statement).is_none());
+    }
+
+    #[test]
+    fn stores_of_one_value_on_neighbouring_lines_are_one_sentence() {
+        let store = |line: u32, target: &str, value: &str| Fact {
+            line,
+            end_line: line,
+            ..fact(
+                FactKind::Store,
+                &[("target", target), ("value", value)],
+                &["n == 0"],
+            )
+        };
+        let facts = [
+            store(150, "*size_work", "0"),
+            store(151, "*size_iwork", "0"),
+            store(152, "*size_map", "0"),
+            store(160, "*size_work", "sizeof(T) * n"),
+        ];
+        let refs: Vec<&Fact> = facts.iter().collect();
+        let s = store_sentences(&refs);
+        assert_eq!(s.len(), 2);
+        assert_eq!(
+            s[0].0,
+            "bdsqr_init stores 0 in each of *size_work, *size_iwork and *size_map (library/src/auxiliary/rocauxiliary_bdsqr.hpp:150-152), only when n == 0."
+        );
+        assert_eq!(s[0].1.len(), 3, "each store folded in is cited");
+        assert_eq!(s[1].1.len(), 1);
+    }
+
+    #[test]
+    fn a_runtime_call_under_the_pointer_mode_reads_as_a_runtime_call() {
+        let f = Fact {
+            subject: "hipMemcpyAsync".into(),
+            ..fact(
+                FactKind::RuntimeCall,
+                &[("direction", "hipMemcpyDeviceToHost")],
+                &[
+                    "handle->pointer_mode == rocblas_pointer_mode_device",
+                    "loop: for (int b = 0; b < batch_count; b++)",
+                ],
+            )
+        };
+        let u = unit(&POINTER_MODE, "", &[&f], statement).expect("stated");
+        assert_eq!(
+            u.body,
+            "- bdsqr_init calls hipMemcpyAsync with hipMemcpyDeviceToHost (library/src/auxiliary/rocauxiliary_bdsqr.hpp:402), only when handle->pointer_mode == rocblas_pointer_mode_device, inside the loop for (int b = 0; b < batch_count; b++)."
+        );
+    }
 }

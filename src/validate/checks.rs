@@ -16,7 +16,7 @@ use crate::model::{Check, Citation, FactCheckCount, Mutation, PieceRef};
 use crate::slice::{lines_hash, SliceError, Trees};
 
 use super::grounding::{
-    foreign_quote, range_outside_shown, unknown_files, unknown_identifiers, KnownNames,
+    empty_slot, foreign_quote, range_outside_shown, unknown_files, unknown_identifiers, KnownNames,
 };
 
 /// Answers shorter than this say nothing.
@@ -44,6 +44,8 @@ pub enum Reason {
     Refusal,
     /// The answer repeats the question.
     CopiesQuestion,
+    /// A sentence of the answer is missing a value (`defined at :`).
+    EmptySlot,
     /// Code was asked for and none came.
     CodePresent,
     /// A library with no pinned tree here.
@@ -104,6 +106,7 @@ impl Reason {
             AnswerLength => "answer-length",
             Refusal => "refusal",
             CopiesQuestion => "copies-question",
+            EmptySlot => "empty-slot",
             CodePresent => "code-present",
             UnknownLibrary => "unknown-library",
             PathOutsideTree => "path-outside-tree",
@@ -288,6 +291,7 @@ pub const CHECKS: &[(&str, CheckFn)] = &[
     ("answer-length", answer_length),
     ("refusal", not_refusal),
     ("copies-question", not_copy),
+    ("empty-slot", no_empty_slot),
     ("code-present", code_present),
     ("launch-bounds", launch_bounds),
     ("slice-in-tree", slice_in_tree),
@@ -393,6 +397,16 @@ fn not_copy(c: &Candidate, _: &Grounding, _: &mut Found) -> Outcome {
         ));
     }
     Ok(Some(String::new()))
+}
+
+fn no_empty_slot(c: &Candidate, _: &Grounding, _: &mut Found) -> Outcome {
+    match empty_slot(c.answer) {
+        Some(at) => Err((
+            Reason::EmptySlot,
+            format!("a sentence is missing a value: \"{at}\""),
+        )),
+        None => Ok(Some(String::new())),
+    }
 }
 
 /// Does the code define or launch a kernel?

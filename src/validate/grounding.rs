@@ -470,9 +470,65 @@ pub fn foreign_quote(answer: &str, shown: &str) -> Option<String> {
     })
 }
 
+/// Signs of a value missing from a sentence, in prose: a word that wants a value
+/// followed straight by punctuation (`calls abs of , defined at :`) or by a run of
+/// spaces (`returns  if  (`), or an empty inline code span.
+fn empty_slot_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        const WANTS: &str = r"(?:of|at|in|into|to|from|by|with|for|on|is|are|was|returns?|calls?|launch(?:es)?|stores?|uses?|the|an?|and|or|if|when)";
+        Regex::new(&format!(
+            r"(?i)\b{WANTS}[ \t]+[,;:.)](?:[ \t\n]|$)|\b{WANTS}[ \t]{{2,}}[^\s|]|\s``[\s,.;:)]"
+        ))
+        .expect("static regex")
+    })
+}
+
+/// The first place where the answer's prose has a hole a value should fill, shown
+/// with its surroundings. Code (fenced or inline) is not read.
+pub fn empty_slot(answer: &str) -> Option<String> {
+    let (_, prose) = split_fences(answer);
+    let prose = backtick_re().replace_all(&prose, "`x`");
+    let m = empty_slot_re().find(&prose)?;
+    let from = prose[..m.start()]
+        .char_indices()
+        .rev()
+        .nth(40)
+        .map_or(0, |(i, _)| i);
+    let to = prose[m.end()..]
+        .char_indices()
+        .nth(20)
+        .map_or(prose.len(), |(i, _)| m.end() + i);
+    // Spaces kept as they are: a run of them may be the hole.
+    Some(prose[from..to].replace('\n', " "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn empty_slots_are_found_in_prose_only() {
+        for hole in [
+            "bdsqr_init calls abs of , defined at : (library/src/auxiliary/rocauxiliary_bdsqr.hpp:402).",
+            "- rocblas_iamax_iamin_arg_check returns  if  (library/src/blas1/rocblas_iamax_iamin.hpp:122).",
+            "The kernel is launched with a block of  threads.",
+            "It stores the result in `` before returning.",
+            "The kernel is defined in .",
+        ] {
+            assert!(empty_slot(hole).is_some(), "{hole}");
+        }
+        for fine in [
+            "rocblas_sscal returns rocblas_status_success if n <= 0 (library/src/blas1/rocblas_scal.hpp:61).",
+            "The ternary `lda < (trans == none ? m : n)` picks the leading dimension.",
+            "Each block has 256 threads.  The next sentence starts after two spaces.",
+            "It is a two-step reduction: first per block, then across blocks.",
+            "```cpp\nif (n <= 0)  return ;\nx = f(a , b);\n```\nThe guard returns early.",
+            "| kernel | block |\n|---|---|\n| scal_kernel | 256 |",
+        ] {
+            assert_eq!(empty_slot(fine), None, "{fine}");
+        }
+    }
 
     fn known() -> KnownNames {
         KnownNames {
