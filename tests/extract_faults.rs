@@ -308,12 +308,11 @@ fn shards_merge_into_the_unsharded_run() {
     assert_eq!(manifest["shards"], serde_json::json!(["0/2", "1/2"]));
 }
 
-#[test]
-fn no_endpoint_writes_fact_entries_and_says_how_to_add_llm_ones() {
-    let root = common::project("[llm]\ntimeout_secs = 10\nmax_retries = 1");
+/// `extract --api rocblas_sscal --limit 1` with no endpoint; its report, the run passed.
+fn scal_without_endpoint(root: &std::path::Path) -> String {
     let o = Command::new(BIN)
         .arg("--root")
-        .arg(root.path())
+        .arg(root)
         .args([
             "extract",
             "--lib",
@@ -328,9 +327,16 @@ fn no_endpoint_writes_fact_entries_and_says_how_to_add_llm_ones() {
         .env_remove("ROCQA_LLM_URL")
         .output()
         .unwrap();
-    // Fact entries need no model: they are written, and the run says how to add LLM ones.
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(o.status.code(), Some(0), "{text}");
+    text
+}
+
+#[test]
+fn no_endpoint_writes_fact_entries_and_says_how_to_add_llm_ones() {
+    let root = common::project("[llm]\ntimeout_secs = 10\nmax_retries = 1");
+    // Fact entries need no model: they are written, and the run says how to add LLM ones.
+    let text = scal_without_endpoint(root.path());
     assert!(
         text.contains("ROCQA_LLM_URL")
             && text.contains("[llm]")
@@ -354,28 +360,7 @@ fn no_endpoint_writes_fact_entries_and_says_how_to_add_llm_ones() {
 #[test]
 fn a_rerun_replaces_fact_entries_an_earlier_rendering_wrote() {
     let root = common::project("");
-    let run = || {
-        let o = Command::new(BIN)
-            .arg("--root")
-            .arg(root.path())
-            .args([
-                "extract",
-                "--lib",
-                "rocblas",
-                "--version",
-                "6.4.4",
-                "--api",
-                "rocblas_sscal",
-                "--limit",
-                "1",
-            ])
-            .env_remove("ROCQA_LLM_URL")
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&o.stdout).into_owned();
-        assert_eq!(o.status.code(), Some(0), "{text}");
-        text
-    };
+    let run = || scal_without_endpoint(root.path());
     run();
     let path = root.path().join("out/rocblas/6.4.4/entries.jsonl");
     let first = lines(&path);
