@@ -131,11 +131,7 @@ impl RunOutput {
             if line.iter().all(|b| b.is_ascii_whitespace()) {
                 continue;
             }
-            let key: EntryKey = serde_json::from_slice(line).map_err(|e| EmitError::BadLine {
-                path: path.display().to_string(),
-                line: k + 1,
-                message: e.to_string(),
-            })?;
+            let key: EntryKey = parse_line(&path, k, line)?;
             if stale(&key) {
                 gone.push(key.id);
             } else {
@@ -187,6 +183,19 @@ pub struct EntryKey {
     pub generator: String,
 }
 
+/// Line `k` (0-based) of an output file read as a record; an error names the file and line.
+fn parse_line<T: for<'de> Deserialize<'de>>(
+    path: &Path,
+    k: usize,
+    line: &[u8],
+) -> Result<T, EmitError> {
+    serde_json::from_slice(line).map_err(|e| EmitError::BadLine {
+        path: path.display().to_string(),
+        line: k + 1,
+        message: e.to_string(),
+    })
+}
+
 /// Cuts a torn last line (a kill mid-write) and returns the ids of the whole lines.
 fn repair_and_ids(path: &Path) -> Result<Vec<String>, EmitError> {
     let Some(bytes) = read_existing(path)? else {
@@ -210,11 +219,7 @@ fn repair_and_ids(path: &Path) -> Result<Vec<String>, EmitError> {
         if line.iter().all(|b| b.is_ascii_whitespace()) {
             continue;
         }
-        let rec: IdOnly = serde_json::from_slice(line).map_err(|e| EmitError::BadLine {
-            path: path.display().to_string(),
-            line: k + 1,
-            message: e.to_string(),
-        })?;
+        let rec: IdOnly = parse_line(path, k, line)?;
         ids.push(rec.id);
     }
     Ok(ids)
