@@ -15,7 +15,7 @@ use crate::model::{
     ApiFacts, Citation, Entry, Fact, FactKind, PieceRef, PieceRole, SourceRef, TokenUsage,
     ENTRY_SCHEMA_VERSION,
 };
-use crate::slice::{lines_hash, SliceError, Trees};
+use crate::slice::{holds_quote, lines_hash, squash, SliceError, Trees};
 
 /// Bullet lines an answer lists before it says how many more there are.
 const MAX_ITEMS: usize = 12;
@@ -183,8 +183,61 @@ fn at(f: &Fact) -> String {
     }
 }
 
+/// Code as an inline code span: what is the library's text reads as code, and the
+/// quote check holds it to the code shown. Text holding a backtick stays as it is.
+fn code(s: &str) -> String {
+    let s = s.trim();
+    if s.is_empty() || s.contains('`') {
+        s.to_string()
+    } else {
+        format!("`{s}`")
+    }
+}
+
+/// A list of names (`__syncthreads, __threadfence`), each as code.
+fn code_list(s: &str) -> String {
+    let items: Vec<String> = s.split(", ").map(code).collect();
+    let refs: Vec<&str> = items.iter().map(String::as_str).collect();
+    listed(&refs)
+}
+
+/// A guard as prose, its code quoted as written: `X`, or not (`X`) for an `else`
+/// branch (the scanner writes `not (X)`); `constexpr` is the `if`'s, not the test's.
+fn guard(c: &str) -> String {
+    let (negated, inner) = match c.strip_prefix("not ") {
+        Some(rest) => (true, whole_parens(rest).unwrap_or(rest)),
+        None => (false, c),
+    };
+    let inner = inner.strip_prefix("constexpr ").unwrap_or(inner);
+    if inner.starts_with("switch (") {
+        return format!("in a case of {}", code(inner));
+    }
+    if negated {
+        format!("not ({})", code(inner))
+    } else {
+        code(inner)
+    }
+}
+
+/// `X` when `s` is `(X)` with the two parentheses matching each other.
+fn whole_parens(s: &str) -> Option<&str> {
+    let inner = s.strip_prefix('(')?.strip_suffix(')')?;
+    let mut depth = 0i32;
+    for c in inner.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        if depth < 0 {
+            return None;
+        }
+    }
+    (depth == 0).then_some(inner)
+}
+
 /// The conditions of a fact as a clause: the guards, then the loops it sits in
-/// (`, only when n > 0, inside the loop for (int b = 0; ...)`).
+/// (``, only when `n > 0`, inside the loop `for (int b = 0; ...)` ``).
 fn when(f: &Fact) -> String {
     let (loops, guards): (Vec<&str>, Vec<&str>) = f
         .conditions
@@ -193,10 +246,12 @@ fn when(f: &Fact) -> String {
         .partition(|c| c.starts_with("loop: "));
     let mut out = String::new();
     if !guards.is_empty() {
-        out.push_str(&format!(", only when {}", guards.join(" and ")));
+        let shown: Vec<String> = guards.iter().map(|g| guard(g)).collect();
+        let refs: Vec<&str> = shown.iter().map(String::as_str).collect();
+        out.push_str(&format!(", only when {}", listed(&refs)));
     }
     if !loops.is_empty() {
-        let heads: Vec<&str> = loops.iter().map(|c| &c["loop: ".len()..]).collect();
+        let heads: Vec<String> = loops.iter().map(|c| code(&c["loop: ".len()..])).collect();
         out.push_str(&format!(
             ", inside the loop {}",
             heads.join(" and the loop ")
@@ -271,6 +326,31 @@ fn stated_unit<'a>(
     })
 }
 
+/// The answer with only what the code shown holds as written left in code spans:
+/// a condition as this API's arguments leave it, or a value the preprocessor or the
+/// evaluator produced, reads as prose, not as a quote of the library.
+fn spans_as_written(body: &str, shown_squashed: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(a) = rest.find('`') {
+        let Some(len) = rest[a + 1..].find('`') else {
+            break;
+        };
+        let span = &rest[a + 1..a + 1 + len];
+        out.push_str(&rest[..a]);
+        if holds_quote(shown_squashed, span) {
+            out.push('`');
+            out.push_str(span);
+            out.push('`');
+        } else {
+            out.push_str(span);
+        }
+        rest = &rest[a + len + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `a`, `a and b`, `a, b and c`.
 fn listed(items: &[&str]) -> String {
     match items {
@@ -311,11 +391,16 @@ fn store_sentences<'a>(stores: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
         let sentence = match run {
             [one] => statement(one),
             _ => {
-                let targets: Vec<&str> = run.iter().filter_map(|f| slot(f, "target")).collect();
+                let targets: Vec<String> = run
+                    .iter()
+                    .filter_map(|f| slot(f, "target"))
+                    .map(code)
+                    .collect();
+                let targets: Vec<&str> = targets.iter().map(String::as_str).collect();
                 Some(format!(
                     "{} stores {} in each of {} ({}:{}-{}){}.",
-                    first.function,
-                    slot(first, "value").unwrap_or_default(),
+                    code(&first.function),
+                    code(slot(first, "value").unwrap_or_default()),
                     listed(&targets),
                     first.file,
                     first.line,
@@ -350,13 +435,15 @@ fn subject(f: &Fact) -> Option<&str> {
 }
 
 /// The sentence that states a fact, by its kind: the one place a kind is worded.
+/// Names, values and conditions are code spans; citations are plain.
 fn statement(f: &Fact) -> Option<String> {
-    let (func, at, when) = (&f.function, at(f), when(f));
+    let (func, at, when) = (code(&f.function), at(f), when(f));
+    let value = |key: &str| slot(f, key).map(code);
     Some(match f.kind {
-        FactKind::Launch => format!("{func} launches {} ({at}){when}.", subject(f)?),
+        FactKind::Launch => format!("{func} launches {} ({at}){when}.", code(subject(f)?)),
         FactKind::LaunchBounds => format!(
-            "The kernel is declared with __launch_bounds__({}){} ({at}).",
-            slot(f, "bounds")?,
+            "The kernel is declared with {}{} ({at}).",
+            code(&format!("__launch_bounds__({})", slot(f, "bounds")?)),
             slot(f, "value")
                 .map(|v| format!(", that is at most {v} threads per block"))
                 .unwrap_or_default(),
@@ -365,10 +452,10 @@ fn statement(f: &Fact) -> Option<String> {
             format!("dynamically sized shared memory, sized by the launch ({at}).")
         }
         FactKind::SharedMemory => format!(
-            "a __shared__ array {} of {} with size {}{} ({at}){when}.",
-            subject(f)?,
-            slot(f, "type")?,
-            slot(f, "size")?,
+            "a `__shared__` array {} of {} with size {}{} ({at}){when}.",
+            code(subject(f)?),
+            value("type")?,
+            value("size")?,
             slot(f, "elements")
                 .map(|e| format!(", {e} elements"))
                 .unwrap_or_default(),
@@ -379,7 +466,7 @@ fn statement(f: &Fact) -> Option<String> {
                 FactKind::Atomic => "atomics",
                 _ => "wavefront operations",
             };
-            let ops = slot(f, "ops")?;
+            let ops = code_list(slot(f, "ops")?);
             match slot(f, "count")? {
                 "1" => format!("{what}: {ops} called once, at {at}."),
                 n => format!(
@@ -390,25 +477,25 @@ fn statement(f: &Fact) -> Option<String> {
         }
         FactKind::WorkspaceQuery => format!(
             "{func} answers a device-memory size query by returning {} ({at}){when}.",
-            slot(f, "returns")?,
+            value("returns")?,
         ),
         FactKind::ArgCheck | FactKind::QuickReturn => format!(
             "{func} returns {} if {} ({at}){when}.",
-            slot(f, "status")?,
-            slot(f, "condition")?,
+            value("status")?,
+            value("condition")?,
         ),
-        FactKind::PointerMode => format!("{func} tests {} ({at}){when}.", slot(f, "condition")?),
+        FactKind::PointerMode => format!("{func} tests {} ({at}){when}.", value("condition")?),
         FactKind::CrossLibrary => format!(
             "{func} calls {} of {}, defined at {}:{} ({at}){when}.",
-            subject(f)?,
+            code(subject(f)?),
             slot(f, "callee_lib")?,
             slot(f, "callee_file")?,
             slot(f, "callee_lines")?,
         ),
         FactKind::RuntimeCall => format!(
             "{func} calls {}{}{} ({at}){when}.",
-            subject(f)?,
-            slot(f, "direction")
+            code(subject(f)?),
+            value("direction")
                 .map(|d| format!(" with {d}"))
                 .unwrap_or_default(),
             slot(f, "count")
@@ -417,21 +504,53 @@ fn statement(f: &Fact) -> Option<String> {
         ),
         FactKind::Store => format!(
             "{func} stores {} in {} ({at}){when}.",
-            slot(f, "value")?,
-            slot(f, "target")?,
+            value("value")?,
+            value("target")?,
         ),
     })
 }
 
+/// A launch argument as the facts hold it (`expr`, `name = dim3(args)`, either with
+/// ` with p = v, q = w` for the template and constant values it uses) as prose: the
+/// code as written in spans, the values read off the code plain.
+fn launch_arg(v: &str) -> String {
+    let (shown, with) = match v.split_once(" with ") {
+        Some((a, b)) => (a, Some(b)),
+        None => (v, None),
+    };
+    let mut out = match shown.split_once(" = dim3(") {
+        Some((name, args)) if !name.contains(' ') && args.ends_with(')') => {
+            format!("{} = dim3({})", code(name), code(&args[..args.len() - 1]))
+        }
+        _ => code(shown),
+    };
+    if let Some(with) = with {
+        let bound: Vec<String> = with
+            .split(", ")
+            .map(|b| match b.split_once(" = ") {
+                Some((n, x)) => format!("{} = {x}", code(n)),
+                None => b.to_string(),
+            })
+            .collect();
+        out.push_str(&format!(" with {}", bound.join(", ")));
+    }
+    out
+}
+
 /// The sentence of a launch site's configuration.
 fn launch_config(f: &Fact) -> Option<String> {
+    let lds = slot(f, "lds")?;
+    let lds = if lds.ends_with(" bytes") && lds[..lds.len() - 6].parse::<i64>().is_ok() {
+        lds.to_string()
+    } else {
+        code(lds)
+    };
     Some(format!(
-        "{} ({}): grid {}, block {}, dynamic LDS {}{}.",
-        f.function,
+        "{} ({}): grid {}, block {}, dynamic LDS {lds}{}.",
+        code(&f.function),
         at(f),
-        slot(f, "grid")?,
-        slot(f, "block")?,
-        slot(f, "lds")?,
+        launch_arg(slot(f, "grid")?),
+        launch_arg(slot(f, "block")?),
         when(f)
     ))
 }
@@ -623,7 +742,6 @@ pub fn render(
         let question = t.questions[k]
             .replace("{apis}", &apis_label(&g.apis, &g.family))
             .replace("{subject}", &u.subject);
-        let answer = format!("{}\n{}", t.intros[pick(&question, 3)], u.body);
         let mut citations = Vec::new();
         // Keyed by library, file, function and, for a callee in another library, the
         // first line of its definition: overloads of one name in one file (rocBLAS's
@@ -680,6 +798,22 @@ pub fn render(
                 sha256: lines_hash(&lines, *s, *e),
             });
         }
+        let mut shown = String::new();
+        for p in &slice {
+            let lines = trees.lines(&p.lib, &p.file)?;
+            for l in lines
+                .iter()
+                .take(p.end as usize)
+                .skip(p.start.max(1) as usize - 1)
+            {
+                shown.push_str(l);
+            }
+        }
+        let answer = format!(
+            "{}\n{}",
+            t.intros[pick(&question, 3)],
+            spans_as_written(&u.body, &squash(&shown))
+        );
         let files: BTreeSet<&str> = slice.iter().map(|p| p.file.as_str()).collect();
         let difficulty = match (slice.len(), files.len()) {
             (1, _) => "L1",
@@ -796,7 +930,7 @@ mod tests {
         );
         assert_eq!(
             statement(&f).as_deref(),
-            Some("bdsqr_init calls abs of rocblas, defined at library/include/internal/rocblas-complex-types.h:480-488 (library/src/auxiliary/rocauxiliary_bdsqr.hpp:402).")
+            Some("`bdsqr_init` calls `abs` of rocblas, defined at library/include/internal/rocblas-complex-types.h:480-488 (library/src/auxiliary/rocauxiliary_bdsqr.hpp:402).")
         );
         // A unit of facts that all have holes is no unit at all.
         let holes = [fact(FactKind::Store, &[("value", "0")], &[])];
@@ -826,7 +960,7 @@ mod tests {
         assert_eq!(s.len(), 2);
         assert_eq!(
             s[0].0,
-            "bdsqr_init stores 0 in each of *size_work, *size_iwork and *size_map (library/src/auxiliary/rocauxiliary_bdsqr.hpp:150-152), only when n == 0."
+            "`bdsqr_init` stores `0` in each of `*size_work`, `*size_iwork` and `*size_map` (library/src/auxiliary/rocauxiliary_bdsqr.hpp:150-152), only when `n == 0`."
         );
         assert_eq!(s[0].1.len(), 3, "each store folded in is cited");
         assert_eq!(s[1].1.len(), 1);
@@ -848,7 +982,48 @@ mod tests {
         let u = unit(&POINTER_MODE, "", &[&f], statement).expect("stated");
         assert_eq!(
             u.body,
-            "- bdsqr_init calls hipMemcpyAsync with hipMemcpyDeviceToHost (library/src/auxiliary/rocauxiliary_bdsqr.hpp:402), only when handle->pointer_mode == rocblas_pointer_mode_device, inside the loop for (int b = 0; b < batch_count; b++)."
+            "- `bdsqr_init` calls `hipMemcpyAsync` with `hipMemcpyDeviceToHost` (library/src/auxiliary/rocauxiliary_bdsqr.hpp:402), only when `handle->pointer_mode == rocblas_pointer_mode_device`, inside the loop `for (int b = 0; b < batch_count; b++)`."
         );
+    }
+
+    #[test]
+    fn only_code_the_slice_holds_as_written_is_a_code_span() {
+        // An `else` branch, a switch case and a loop, each as its own clause.
+        let f = fact(
+            FactKind::Launch,
+            &[],
+            &[
+                "not (constexpr BATCHED)",
+                "switch (uplo)",
+                "n > 0",
+                "loop: for (int b = 0; b < batch_count; b++)",
+            ],
+        );
+        assert_eq!(
+            statement(&f).as_deref(),
+            Some("`bdsqr_init` launches `abs` (library/src/auxiliary/rocauxiliary_bdsqr.hpp:402), only when not (`BATCHED`), in a case of `switch (uplo)` and `n > 0`, inside the loop `for (int b = 0; b < batch_count; b++)`.")
+        );
+        // `n_64 <= 0 || !x` is the code's `n_64 <= 0 || batch_count_64 <= 0 || !x` with
+        // this API's batch count: a condition derived from the code, not a quote of it.
+        let shown = squash(
+            "if(n_64 <= 0 || batch_count_64 <= 0 || !x)\n    return rocblas_status_success;",
+        );
+        assert_eq!(
+            spans_as_written(
+                "`f` returns `rocblas_status_success` if `n_64 <= 0 || !x` (a.cpp:3).",
+                &shown
+            ),
+            "`f` returns `rocblas_status_success` if n_64 <= 0 || !x (a.cpp:3)."
+        );
+        assert_eq!(
+            spans_as_written("if `n_64 <= 0 || batch_count_64 <= 0 || !x`", &shown),
+            "if `n_64 <= 0 || batch_count_64 <= 0 || !x`"
+        );
+        // Launch arguments: the code in spans, the values read off it plain.
+        assert_eq!(
+            launch_arg("grid = dim3(m / blk_m, n / blk_n, batches) with blk_m = 64, blk_n = 64"),
+            "`grid` = dim3(`m / blk_m, n / blk_n, batches`) with `blk_m` = 64, `blk_n` = 64"
+        );
+        assert_eq!(launch_arg("dim3(NB)"), "`dim3(NB)`");
     }
 }

@@ -186,6 +186,24 @@ impl Trees {
     }
 }
 
+/// Code with whitespace dropped: a quote may be wrapped or indented differently.
+pub fn squash(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// Does the code shown (already [`squash`]ed) hold `quote` as written, whitespace
+/// aside? An ellipsis splits a quote into parts, each held whole; a trailing `//` is
+/// the quote's, not the code's. The one rule for what counts as quoted code: the
+/// validator holds answers to it and the fact answers mark code by it.
+pub fn holds_quote(shown_squashed: &str, quote: &str) -> bool {
+    quote
+        .split("...")
+        .flat_map(|part| part.split('…'))
+        .map(|part| squash(part.trim_end_matches("//")))
+        .filter(|p| !p.is_empty() && p != "//")
+        .all(|p| shown_squashed.contains(&p))
+}
+
 /// SHA-256 (hex) of lines `start..=end` (1-based) joined with `\n`: the citation hash.
 pub fn lines_hash(lines: &[String], start: u32, end: u32) -> String {
     let mut h = Sha256::new();

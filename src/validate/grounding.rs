@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use crate::model::LibraryIndex;
-use crate::slice::Trees;
+use crate::slice::{holds_quote, squash, Trees};
 
 /// Source file extensions whose words count as names.
 const SOURCE_EXTS: &[&str] = &[
@@ -419,11 +419,6 @@ pub fn range_outside_shown(answer: &str, shown: &[ShownRange]) -> Option<String>
     None
 }
 
-/// Whitespace dropped entirely: a quote may be wrapped or indented differently.
-fn squash(s: &str) -> String {
-    s.chars().filter(|c| !c.is_whitespace()).collect()
-}
-
 /// Does a code span hold code (an expression or statement) rather than a name?
 fn quote_shaped(span: &str) -> bool {
     let s = span.trim();
@@ -453,13 +448,7 @@ pub fn foreign_quote(answer: &str, shown: &str) -> Option<String> {
             .filter(|q| quote_shaped(q)),
     );
     quotes.into_iter().find_map(|q| {
-        let missing = q
-            .split("...")
-            .flat_map(|part| part.split('…'))
-            .map(|part| squash(part.trim_end_matches("//")))
-            .filter(|p| !p.is_empty() && p != "//")
-            .any(|p| !shown.contains(&p));
-        missing.then(|| {
+        (!holds_quote(&shown, &q)).then(|| {
             q.split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ")

@@ -1,0 +1,96 @@
+//! The fact entries of the whole of real rocBLAS 6.4.4, written by `rocqa extract` with
+//! no endpoint and read again by `rocqa validate`, through the real binary: every entry
+//! written is kept, and the code an answer marks as code is the slice's, as written.
+#![cfg(feature = "real-sources")]
+
+mod common;
+
+use std::process::Command;
+
+use common::{jsonl, project, BIN};
+
+/// Inline code spans of a text.
+fn spans(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+#[test]
+fn every_fact_entry_of_rocblas_is_kept_and_quotes_its_slice() {
+    let root = project("");
+    let run = |args: &[&str]| {
+        let o = Command::new(BIN)
+            .arg("--root")
+            .arg(root.path())
+            .args(args)
+            .env_remove("ROCQA_LLM_URL")
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
+    };
+    run(&["extract", "--lib", "rocblas"]);
+    let dir = root.path().join("out/rocblas/6.4.4");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let fe = &manifest["fact_entries"];
+    assert_eq!(
+        fe["rejected"],
+        serde_json::json!({}),
+        "refused by validation"
+    );
+    let entries = jsonl(&dir.join("entries.jsonl"));
+    let facts: Vec<&serde_json::Value> = entries
+        .iter()
+        .filter(|e| e["generator"] == "facts")
+        .collect();
+    assert!(facts.len() >= 1500, "{} fact entries", facts.len());
+
+    let validated = run(&["validate", dir.join("entries.jsonl").to_str().unwrap()]);
+    let n = entries.len();
+    assert!(
+        validated.contains(&format!("{n} entries: {n} pass, 0 rejected")),
+        "{validated}"
+    );
+
+    // Names, conditions and values are marked as code; nearly every answer has some.
+    let with_spans = facts
+        .iter()
+        .filter(|e| !spans(e["answer"].as_str().unwrap()).is_empty())
+        .count();
+    assert!(
+        with_spans * 100 >= facts.len() * 95,
+        "{with_spans} of {} fact answers mark code",
+        facts.len()
+    );
+
+    // rocblas_sscal's quick returns (check_numerics_vector.cpp:181 reads
+    // `if(n_64 <= 0 || batch_count_64 <= 0 || !x)`; rocblas_scal_imp.hpp:95 reads
+    // `if(*alpha == 1)`): the one written as the code has it is a code span, the one
+    // that this API's batch count of 1 simplifies is prose, not a quote.
+    let quick = facts
+        .iter()
+        .find(|e| {
+            e["template_id"] == "facts-quick-returns"
+                && e["apis"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|a| a == "rocblas_sscal")
+        })
+        .expect("a quick-return entry of rocblas_sscal");
+    let answer = quick["answer"].as_str().unwrap();
+    assert!(
+        answer.contains("if `*alpha == 1` (library/src/blas1/rocblas_scal_imp.hpp:95-96)"),
+        "{answer}"
+    );
+    assert!(
+        answer.contains("if n_64 <= 0 || !x (library/src/check_numerics_vector.cpp:181-183)"),
+        "{answer}"
+    );
+    assert!(!spans(answer).contains(&"n_64 <= 0 || !x"), "{answer}");
+}
