@@ -53,10 +53,19 @@ impl ExtractPlan {
     /// Does this run take the family: one of its APIs matches `--api` and it falls in this
     /// machine's shard? Questions and fact entries select families by this one rule.
     pub fn takes_family(&self, family: &str, members: &[&ApiFunction]) -> bool {
+        self.names_family(members) && self.in_shard(family)
+    }
+
+    /// Does one of the family's APIs match `--api` (any shard's)?
+    pub fn names_family(&self, members: &[&ApiFunction]) -> bool {
         self.api_glob
             .as_ref()
             .is_none_or(|g| members.iter().any(|a| g.is_match(&a.name)))
-            && self.shard.is_none_or(|(i, n)| shard_of(family, n) == i)
+    }
+
+    /// Does the family fall in this machine's shard?
+    pub fn in_shard(&self, family: &str) -> bool {
+        self.shard.is_none_or(|(i, n)| shard_of(family, n) == i)
     }
 }
 
@@ -413,9 +422,9 @@ pub fn plan_run(
 /// Fact entries each public API function should have at least.
 pub const MIN_FACT_ENTRIES: usize = 3;
 
-/// The public API functions a run reads facts of (families kept by `--api` and
-/// `--shard`), each family's members in representative order (real single precision
-/// first). The allowlist's `families.deny` is not applied: it keeps host bookkeeping
+/// The public API functions a run reads facts of (families kept by `--api`; every
+/// shard reads them all, see [`RunApis::owns`]), each family's members in
+/// representative order (real single precision first). The allowlist's `families.deny` is not applied: it keeps host bookkeeping
 /// (handles, streams, host-device copies) out of the questions, but what such a
 /// function checks and returns is as much a fact of the library as any.
 pub fn run_apis<'g>(p: &ExtractPlan, graph: &CodeGraph<'g>, scope: &Scope) -> RunApis<'g> {
@@ -424,9 +433,13 @@ pub fn run_apis<'g>(p: &ExtractPlan, graph: &CodeGraph<'g>, scope: &Scope) -> Ru
         families.entry(a.family.as_str()).or_default().push(a);
     }
     let mut out = Vec::new();
+    let mut owned = BTreeSet::new();
     for (fam, mut members) in families {
-        if !p.takes_family(fam, &members) {
+        if !p.names_family(&members) {
             continue;
+        }
+        if p.in_shard(fam) {
+            owned.insert(fam.to_string());
         }
         let pref = |a: &ApiFunction| {
             let k = ["s", "d", "", "h", "c", "z"]
@@ -445,6 +458,7 @@ pub fn run_apis<'g>(p: &ExtractPlan, graph: &CodeGraph<'g>, scope: &Scope) -> Ru
             .map(|a| a.name.clone())
             .collect(),
         all: out,
+        owned,
     }
 }
 
@@ -452,8 +466,20 @@ pub fn run_apis<'g>(p: &ExtractPlan, graph: &CodeGraph<'g>, scope: &Scope) -> Ru
 pub struct RunApis<'g> {
     /// All of them, in representative order.
     pub all: Vec<&'g ApiFunction>,
+    /// The families this machine writes the fact entries of (all of them unsharded).
+    pub owned: BTreeSet<String>,
     /// Those of families the allowlist keeps out of the questions.
     pub outside_question_scope: BTreeSet<String>,
+}
+
+impl RunApis<'_> {
+    /// Does this machine write the entry of `family`? A fact entry can list APIs of
+    /// several families (one answer, one entry), so each shard renders, checks and
+    /// dedups every family's, in the same order, and writes those whose (first)
+    /// family is its own: the shards' entries are the unsharded run's, split.
+    pub fn owns(&self, family: &str) -> bool {
+        self.owned.contains(family)
+    }
 }
 
 /// The facts of a run's APIs, read once: fact entries are rendered from them and every
@@ -509,13 +535,20 @@ pub fn write_fact_entries(
             }
         })?;
     report.entries.rendered = rendered.len();
-    let families: BTreeSet<&str> = apis.iter().map(|a| a.family.as_str()).collect();
+    let families: BTreeSet<&str> = run.owned.iter().map(String::as_str).collect();
     let now = rendered.iter().map(|e| e.id.as_str()).collect();
     report.entries.replaced = retire_rendered(out, "facts", &families, &now)?;
     let mut writer = RenderedWriter::new(*grounding, pins, threshold, out)?;
     let mut per_api: BTreeMap<&str, usize> = BTreeMap::new();
     for mut e in rendered {
-        if !writer.keep(&mut e, out, &mut report.entries, &mut report.fact_check)? {
+        let write = run.owns(&e.family);
+        if !writer.keep(
+            &mut e,
+            write,
+            out,
+            &mut report.entries,
+            &mut report.fact_check,
+        )? {
             continue;
         }
         for a in &e.apis {
@@ -642,9 +675,12 @@ impl<'a> RenderedWriter<'a> {
 
     /// Checks `e` and writes it when it passes, counting the outcome; true when the
     /// entry is in `entries.jsonl` (written now or by an earlier run).
+    /// Checks `e` and, unless it is a near-duplicate of one kept, keeps it: written when
+    /// `write`, else counted as another shard's (its checks and dedup are the same).
     fn keep(
         &mut self,
         e: &mut Entry,
+        write: bool,
         out: &mut RunOutput,
         counts: &mut crate::model::RenderedCounts,
         fact_check: &mut crate::model::FactCheckCount,
@@ -671,8 +707,12 @@ impl<'a> RenderedWriter<'a> {
             return Ok(false);
         }
         self.seen.insert(&e.id, sig);
-        out.write_entry(e)?;
-        counts.written += 1;
+        if write {
+            out.write_entry(e)?;
+            counts.written += 1;
+        } else {
+            counts.other_shards += 1;
+        }
         Ok(true)
     }
 }
@@ -730,7 +770,7 @@ pub fn write_reference_entries(
     let mut writer = RenderedWriter::new(*grounding, pins, threshold, out)?;
     let mut counted = crate::model::FactCheckCount::default();
     for (mut e, kind) in rendered {
-        if !writer.keep(&mut e, out, &mut report.entries, &mut counted)? {
+        if !writer.keep(&mut e, true, out, &mut report.entries, &mut counted)? {
             continue;
         }
         *report.kinds.entry(kind).or_default() += 1;

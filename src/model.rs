@@ -1052,6 +1052,9 @@ pub struct RenderedCounts {
     /// changed), taken out of `entries.jsonl`.
     #[serde(default)]
     pub replaced: usize,
+    /// Kept, and written by the shard their family falls in, not this one.
+    #[serde(default)]
+    pub other_shards: usize,
 }
 
 impl RenderedCounts {
@@ -1069,7 +1072,11 @@ impl RenderedCounts {
             },
             self.rejected.values().sum::<usize>(),
             self.near_duplicates
-        )
+        ) + &if self.other_shards > 0 {
+            format!(", {} kept for the shards their families fall in", self.other_shards)
+        } else {
+            String::new()
+        }
     }
 }
 

@@ -1229,6 +1229,17 @@ fn run_merge(layout: &Layout, a: MergeArgs) -> Result<i32> {
             manifest.coverage.with_prompts = 0;
             manifest.coverage.without_prompts.clear();
             manifest.duration_ms = 0;
+            // Every shard renders and checks the whole library's fact entries alike and
+            // writes its own share: the counts are one shard's, what was written all's.
+            if let Some(f) = manifest.fact_entries.as_mut() {
+                f.entries.written = 0;
+                f.entries.kept_before = 0;
+                f.entries.other_shards = 0;
+            }
+        }
+        if let (Some(total), Some(f)) = (manifest.fact_entries.as_mut(), &m.fact_entries) {
+            total.entries.written += f.entries.written;
+            total.entries.kept_before += f.entries.kept_before;
         }
         manifest.shards.extend(m.shards);
         for (k, v) in m.prompts_by_category {

@@ -2,9 +2,10 @@
 //! fact read off the code, every fact used is cited at `file:start-end` with the
 //! SHA-256 of those lines.
 //!
-//! APIs whose rendered answer is the same (precision variants running the same code)
-//! share one entry, listed in `apis`: an answer that would differ only in the API's
-//! name is one entry, not several near-duplicates. Each template has several
+//! APIs whose rendered answer is the same (precision variants running the same code,
+//! or families of any kind reaching one helper kernel through one launcher) share one
+//! entry, listed in `apis`: an answer that would differ only in the API's name is one
+//! entry, not several near-duplicates. Each template has several
 //! phrasings, picked by a hash of the answer, so entries do not all read alike.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -656,16 +657,22 @@ fn pick(key: &str, n: usize) -> usize {
     (h[0] as usize) % n
 }
 
-/// How a group of APIs is named in a question.
-fn apis_label(apis: &[String], family: &str) -> String {
+/// How a group of APIs is named in a question: by family when they are one family's,
+/// else the first and how many others.
+fn apis_label(apis: &[String], families: usize, family: &str) -> String {
+    let examples = |n: usize| apis[1..3.min(n)].join(", ");
     match apis.len() {
         1 => apis[0].clone(),
         2 => format!("{} and {}", apis[0], apis[1]),
-        n => format!(
-            "{} ({} variants of the {family} family, e.g. {})",
+        n if families == 1 => format!(
+            "{} ({n} variants of the {family} family, e.g. {})",
             apis[0],
-            n,
-            apis[1..3.min(n)].join(", ")
+            examples(n)
+        ),
+        n => format!(
+            "{} ({n} APIs of {families} families, e.g. {})",
+            apis[0],
+            examples(n)
         ),
     }
 }
@@ -695,6 +702,7 @@ pub fn render(
     struct Group<'a> {
         apis: Vec<String>,
         family: String,
+        families: BTreeSet<String>,
         variants: Vec<Vec<String>>,
         unit: Unit<'a>,
         lib: String,
@@ -704,16 +712,14 @@ pub fn render(
     let mut order: Vec<(String, String, String)> = Vec::new();
     for af in all {
         for u in units(af) {
-            // Within a family: a shard holds whole families, so its entries are the
-            // same as the unsharded run's.
-            let key = (
-                format!("{}:{}", af.family, u.template.id),
-                u.subject.clone(),
-                u.body.clone(),
-            );
+            // Across families: a helper kernel that forty rocSOLVER families launch
+            // through one launcher has one answer, so it is one entry listing them all,
+            // not forty that differ only in the API named. Its family is the first's.
+            let key = (u.template.id.to_string(), u.subject.clone(), u.body.clone());
             match groups.get_mut(&key) {
                 Some(g) => {
                     g.apis.push(af.api.clone());
+                    g.families.insert(af.family.clone());
                     g.variants.push(af.variants.clone());
                 }
                 None => {
@@ -723,6 +729,7 @@ pub fn render(
                         Group {
                             apis: vec![af.api.clone()],
                             family: af.family.clone(),
+                            families: BTreeSet::from([af.family.clone()]),
                             variants: vec![af.variants.clone()],
                             unit: u,
                             lib: af.lib.clone(),
@@ -740,7 +747,7 @@ pub fn render(
         let t = u.template;
         let k = pick(&u.body, 3);
         let question = t.questions[k]
-            .replace("{apis}", &apis_label(&g.apis, &g.family))
+            .replace("{apis}", &apis_label(&g.apis, g.families.len(), &g.family))
             .replace("{subject}", &u.subject);
         let mut citations = Vec::new();
         // Keyed by library, file, function and, for a callee in another library, the
