@@ -658,22 +658,32 @@ fn pick(key: &str, n: usize) -> usize {
 }
 
 /// How a group of APIs is named in a question: by family when they are one family's,
-/// else the first and how many others.
-fn apis_label(apis: &[String], families: usize, family: &str) -> String {
-    let examples = |n: usize| apis[1..3.min(n)].join(", ");
-    match apis.len() {
+/// else the first, how many, and examples from the other families first.
+fn apis_label(apis: &[String], families: &[String], family: &str) -> String {
+    let n = apis.len();
+    let distinct: BTreeSet<&str> = families.iter().map(String::as_str).collect();
+    match n {
         1 => apis[0].clone(),
         2 => format!("{} and {}", apis[0], apis[1]),
-        n if families == 1 => format!(
+        _ if distinct.len() == 1 => format!(
             "{} ({n} variants of the {family} family, e.g. {})",
             apis[0],
-            examples(n)
+            apis[1..3].join(", ")
         ),
-        n => format!(
-            "{} ({n} APIs of {families} families, e.g. {})",
-            apis[0],
-            examples(n)
-        ),
+        _ => {
+            // The first API of each other family, then the rest in order.
+            let mut seen = BTreeSet::from([families[0].as_str()]);
+            let mut order: Vec<usize> = (1..n).filter(|&i| seen.insert(&families[i])).collect();
+            let rest: Vec<usize> = (1..n).filter(|i| !order.contains(i)).collect();
+            order.extend(rest);
+            let examples: Vec<&str> = order.iter().take(2).map(|&i| apis[i].as_str()).collect();
+            format!(
+                "{} ({n} APIs of {} families, e.g. {})",
+                apis[0],
+                distinct.len(),
+                examples.join(", ")
+            )
+        }
     }
 }
 
@@ -702,7 +712,8 @@ pub fn render(
     struct Group<'a> {
         apis: Vec<String>,
         family: String,
-        families: BTreeSet<String>,
+        /// Each API's family, in the order of `apis`.
+        families: Vec<String>,
         variants: Vec<Vec<String>>,
         unit: Unit<'a>,
         lib: String,
@@ -719,7 +730,7 @@ pub fn render(
             match groups.get_mut(&key) {
                 Some(g) => {
                     g.apis.push(af.api.clone());
-                    g.families.insert(af.family.clone());
+                    g.families.push(af.family.clone());
                     g.variants.push(af.variants.clone());
                 }
                 None => {
@@ -729,7 +740,7 @@ pub fn render(
                         Group {
                             apis: vec![af.api.clone()],
                             family: af.family.clone(),
-                            families: BTreeSet::from([af.family.clone()]),
+                            families: vec![af.family.clone()],
                             variants: vec![af.variants.clone()],
                             unit: u,
                             lib: af.lib.clone(),
@@ -747,7 +758,7 @@ pub fn render(
         let t = u.template;
         let k = pick(&u.body, 3);
         let question = t.questions[k]
-            .replace("{apis}", &apis_label(&g.apis, g.families.len(), &g.family))
+            .replace("{apis}", &apis_label(&g.apis, &g.families, &g.family))
             .replace("{subject}", &u.subject);
         let mut citations = Vec::new();
         // Keyed by library, file, function and, for a callee in another library, the
@@ -1032,5 +1043,26 @@ mod tests {
             "`grid` = dim3(`m / blk_m, n / blk_n, batches`) with `blk_m` = 64, `blk_n` = 64"
         );
         assert_eq!(launch_arg("dim3(NB)"), "`dim3(NB)`");
+    }
+
+    #[test]
+    fn a_group_of_several_families_is_named_with_examples_from_each() {
+        let apis: Vec<String> = [
+            "rocsolver_ssyevdj",
+            "rocsolver_dsyevdj",
+            "rocsolver_ssygvdj",
+        ]
+        .map(String::from)
+        .to_vec();
+        let fams: Vec<String> = ["syevdj", "syevdj", "sygvdj"].map(String::from).to_vec();
+        assert_eq!(
+            apis_label(&apis, &fams, "syevdj"),
+            "rocsolver_ssyevdj (3 APIs of 2 families, e.g. rocsolver_ssygvdj, rocsolver_dsyevdj)"
+        );
+        let one = ["syevdj"; 3].map(String::from).to_vec();
+        assert_eq!(
+            apis_label(&apis, &one, "syevdj"),
+            "rocsolver_ssyevdj (3 variants of the syevdj family, e.g. rocsolver_dsyevdj, rocsolver_ssygvdj)"
+        );
     }
 }
