@@ -993,6 +993,25 @@ pub struct Fact {
     /// Run-time conditions that must hold for this code to run, outermost first, as
     /// written (`not (...)` for an `else` branch, `loop: for (...)` inside a loop).
     pub conditions: Vec<String>,
+    /// The callers whose branches around the call state some of `conditions` (the
+    /// code that shows them), outermost first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub condition_sites: Vec<ConditionSite>,
+}
+
+/// A call in a caller's body: where a condition on the callee is written.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ConditionSite {
+    /// Library whose tree holds the caller.
+    pub lib: String,
+    /// File relative to that tree's root.
+    pub file: String,
+    /// The caller.
+    pub function: String,
+    /// First and last line of the caller's definition.
+    pub function_lines: (u32, u32),
+    /// The line of the call.
+    pub line: u32,
 }
 
 /// The facts of one public API function.

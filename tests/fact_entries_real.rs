@@ -122,6 +122,14 @@ fn every_fact_entry_of_rocblas_is_kept_and_quotes_its_slice() {
         "{answer}"
     );
     assert!(!spans(answer).contains(&"n_64 <= 0 || !x"), "{answer}");
+    // Its condition `check_numerics` is the caller's branch: the call it guards
+    // (rocblas_scal_imp.hpp:102) is cited and the caller is in the slice.
+    assert!(answer.contains("only when `check_numerics`"), "{answer}");
+    assert!(quick["citations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| { c["file"] == "library/src/blas1/rocblas_scal_imp.hpp" && c["start"] == 102 }));
 
     // Two shards write the whole run's fact entries between them, each once, though
     // entries list APIs of families in both.

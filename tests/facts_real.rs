@@ -99,6 +99,33 @@ fn sscal_launches_with_nb_256_and_never_the_half_kernel() {
         90,
     );
     assert_eq!(c.values["condition"], "!x || !alpha");
+    // check_numerics_vector.cpp:181-183 returns early; rocblas_scal_impl (:51-123)
+    // reaches it only inside `if(check_numerics)`, through the call at :102: the
+    // condition says so, and the fact names that call as where it is written.
+    let n = find(
+        &f,
+        FactKind::QuickReturn,
+        "rocblas_status_success",
+        "library/src/check_numerics_vector.cpp",
+        181,
+    );
+    assert_eq!(n.conditions, ["check_numerics"]);
+    let site = &n.condition_sites[..];
+    assert_eq!(site.len(), 1, "{site:?}");
+    assert_eq!(
+        (
+            site[0].function.as_str(),
+            site[0].file.as_str(),
+            site[0].function_lines,
+            site[0].line
+        ),
+        (
+            "rocblas_scal_impl",
+            "library/src/blas1/rocblas_scal_imp.hpp",
+            (51, 123),
+            102
+        )
+    );
 }
 
 #[test]

@@ -302,7 +302,7 @@ impl<'a> FactReader<'a> {
         &self,
         g: &InterfaceGraph,
         binder: &Binder,
-        reached: &mut HashMap<usize, Option<Vec<String>>>,
+        reached: &mut HashMap<usize, Option<Reach>>,
         detail: bool,
     ) -> Launches {
         let mut out = Launches::default();
@@ -341,9 +341,7 @@ impl<'a> FactReader<'a> {
                 out.own_conditions
                     .entry((e.file.clone(), e.line))
                     .or_insert_with(|| f.conditions.clone());
-                if !reach.is_empty() {
-                    f.conditions.splice(0..0, reach.iter().cloned());
-                }
+                under(&mut f, &reach);
                 out.live.push((e.to, f, kv));
             }
         }
@@ -355,7 +353,7 @@ impl<'a> FactReader<'a> {
         let mut facts = Vec::new();
         let binder = Binder::new(self.code, g);
         let mut kernel_values: HashMap<usize, Vec<ParamValues>> = HashMap::new();
-        let mut reached: HashMap<usize, Option<Vec<String>>> = HashMap::new();
+        let mut reached: HashMap<usize, Option<Reach>> = HashMap::new();
         // Launches first: they decide which kernels run and with which parameters.
         let l = self.launches(g, &binder, &mut reached, true);
         let excluded: Vec<String> = l.dead.into_iter().map(|(_, why)| why).collect();
@@ -395,9 +393,7 @@ impl<'a> FactReader<'a> {
                         Vec::new()
                     };
                     for mut f in self.host_facts(&binder, i, n, computing[i]) {
-                        if !reach.is_empty() {
-                            f.conditions = reach.iter().cloned().chain(f.conditions).collect();
-                        }
+                        under(&mut f, &reach);
                         facts.push(f);
                     }
                 }
@@ -434,6 +430,7 @@ impl<'a> FactReader<'a> {
                 function_lines: (from.start_line, from.end_line),
                 values: v,
                 conditions: conds,
+                condition_sites: Vec::new(),
             });
         }
         let mut seen = BTreeSet::new();
@@ -467,9 +464,9 @@ impl<'a> FactReader<'a> {
         g: &InterfaceGraph,
         binder: &Binder,
         i: usize,
-        memo: &mut HashMap<usize, Option<Vec<String>>>,
+        memo: &mut HashMap<usize, Option<Reach>>,
         depth: u32,
-    ) -> Option<Vec<String>> {
+    ) -> Option<Reach> {
         if let Some(c) = memo.get(&i) {
             return c.clone();
         }
@@ -483,7 +480,7 @@ impl<'a> FactReader<'a> {
             return Some(Vec::new());
         }
         let callers: Vec<&crate::model::GraphEdge> = callers_of(g, i, false).collect();
-        let mut common: Option<Vec<String>> = None;
+        let mut common: Option<Reach> = None;
         let mut any_caller = false;
         for e in &callers {
             any_caller = true;
@@ -512,7 +509,7 @@ impl<'a> FactReader<'a> {
                 };
                 if sites.len() == e.sites as usize {
                     let mut shared: Option<Vec<String>> = None;
-                    for at in sites {
+                    for &at in &sites {
                         let env = binder.env_at(e.from, at);
                         if let Ok(open) = decided(&b.conds_at(at).0, &env) {
                             shared = Some(common_prefix(shared, open));
@@ -522,10 +519,25 @@ impl<'a> FactReader<'a> {
                     let Some(shared) = shared else {
                         continue;
                     };
-                    conds.extend(shared);
+                    let site = crate::model::ConditionSite {
+                        lib: caller.lib.clone(),
+                        file: caller.file.clone(),
+                        function: caller.name.clone(),
+                        function_lines: (caller.start_line, caller.end_line),
+                        line: t.line_of(sites[0]),
+                    };
+                    conds.extend(shared.into_iter().map(|c| (c, site.clone())));
                 }
             }
-            common = Some(common_prefix(common, conds));
+            common = Some(match common {
+                None => conds,
+                Some(c) => c
+                    .into_iter()
+                    .zip(conds)
+                    .take_while(|(a, b)| a.0 == b.0)
+                    .map(|(a, _)| a)
+                    .collect(),
+            });
         }
         let out = match common {
             Some(c) => Some(c),
@@ -571,6 +583,7 @@ impl<'a> FactReader<'a> {
                         function_lines: (from.start_line, from.end_line),
                         values: BTreeMap::new(),
                         conditions: b.conds_at(la.start).0,
+                        condition_sites: Vec::new(),
                     };
                     (f, ParamValues::new())
                 };
@@ -679,6 +692,7 @@ impl<'a> FactReader<'a> {
                 function_lines: (from.start_line, from.end_line),
                 values: v,
                 conditions: conds,
+                condition_sites: Vec::new(),
             },
             kv,
         )
@@ -707,6 +721,7 @@ impl<'a> FactReader<'a> {
             function_lines: (n.start_line, n.end_line),
             values,
             conditions: Vec::new(),
+            condition_sites: Vec::new(),
         };
         if n.kind == NodeKind::Kernel {
             let head_from = t.offset(n.start_line);
@@ -830,6 +845,7 @@ impl<'a> FactReader<'a> {
             function_lines: (n.start_line, n.end_line),
             values,
             conditions,
+            condition_sites: Vec::new(),
         };
         for s in &b.stmts {
             if s.conds.is_empty() {
@@ -1004,6 +1020,26 @@ impl<'a> FactReader<'a> {
 
 /// The leading conditions `next` shares with `acc` (all of `next` when `acc` is the
 /// first).
+/// The conditions under which an API reaches a function, each with the call it is
+/// written around ([`FactReader::reach_conditions`]).
+type Reach = Vec<(String, crate::model::ConditionSite)>;
+
+/// Prepends the conditions of `reach` to a fact's, and the calls that show them.
+fn under(f: &mut Fact, reach: &Reach) {
+    if reach.is_empty() {
+        return;
+    }
+    f.conditions
+        .splice(0..0, reach.iter().map(|(c, _)| c.clone()));
+    let mut sites: Vec<crate::model::ConditionSite> = Vec::new();
+    for (_, s) in reach {
+        if !sites.contains(s) {
+            sites.push(s.clone());
+        }
+    }
+    f.condition_sites.splice(0..0, sites);
+}
+
 fn common_prefix(acc: Option<Vec<String>>, next: Vec<String>) -> Vec<String> {
     match acc {
         None => next,

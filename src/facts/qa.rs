@@ -780,6 +780,24 @@ pub fn render(
                 .or_insert((s.min(f.line), e.max(f.end_line), role_of(f.kind)));
             p.0 = p.0.min(f.line);
             p.1 = p.1.max(f.end_line);
+            // The callers whose branches the fact's conditions come from show them, and
+            // the call each is written around is cited.
+            for c in &f.condition_sites {
+                let lines = trees.lines(&c.lib, &c.file)?;
+                citations.push(Citation {
+                    lib: c.lib.clone(),
+                    file: c.file.clone(),
+                    start: c.line,
+                    end: c.line,
+                    sha256: lines_hash(&lines, c.line, c.line),
+                });
+                let (s, e) = c.function_lines;
+                let p = pieces
+                    .entry((c.lib.clone(), c.file.clone(), c.function.clone(), 0))
+                    .or_insert((s.min(c.line), e.max(c.line), PieceRole::Host));
+                p.0 = p.0.min(c.line);
+                p.1 = p.1.max(c.line);
+            }
             // A call into another library shows and cites the callee's definition too.
             if let Some((s, e)) = f
                 .values
@@ -918,6 +936,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             conditions: conditions.iter().map(|c| c.to_string()).collect(),
+            condition_sites: Vec::new(),
         }
     }
 

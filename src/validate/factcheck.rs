@@ -835,6 +835,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             conditions: Vec::new(),
+            condition_sites: Vec::new(),
         }
     }
 
