@@ -571,3 +571,64 @@ fn stores_of_getters_setters_and_quick_results() {
         ]
     );
 }
+
+#[test]
+fn a_pointer_mode_rocsolver_sets_decides_the_branches_below_it() {
+    // roclapack_getrs.hpp:145-147 sets host pointer mode before its rocBLAS and gemm
+    // calls; rocsolver_gemm reads it (roclapack_gemm_specialized_kernels.hpp:201-202)
+    // and launches gemm_kernel at :228 only in device mode, at :234 otherwise.
+    let getrs = facts("rocsolver", "rocsolver_sgetrs");
+    let gemm = "library/src/specialized/roclapack_gemm_specialized_kernels.hpp";
+    let host = find(&getrs, FactKind::Launch, "gemm_kernel", gemm, 234);
+    assert!(
+        host.conditions.iter().all(|c| !c.contains("pmode")),
+        "{host:?}"
+    );
+    assert!(getrs
+        .facts
+        .iter()
+        .all(|f| !(f.file == gemm && f.line == 228)));
+    assert!(
+        getrs.excluded.iter().any(
+            |x| x.starts_with(&format!("gemm_kernel at {gemm}:228")) && x.contains("pmode = 0")
+        ),
+        "{:?}",
+        getrs.excluded
+    );
+    // roclapack_potf2.hpp:205-207 sets device mode; its rocblasCall_scal (:252) reaches
+    // rocblas_scal_kernels.hpp, whose host-mode twin launches (:229, :306) it never makes.
+    let potf2 = facts("rocsolver", "rocsolver_spotf2");
+    let scal = "library/src/blas1/rocblas_scal_kernels.hpp";
+    find(
+        &potf2,
+        FactKind::Launch,
+        "rocblas_sscal_2_kernel",
+        scal,
+        216,
+    );
+    assert!(potf2
+        .facts
+        .iter()
+        .all(|f| !(f.file == scal && (f.line == 229 || f.line == 306))));
+    // The test itself is no branch of the API: not a pointer-mode fact of it.
+    assert!(potf2
+        .facts
+        .iter()
+        .all(|f| !(f.kind == FactKind::PointerMode && f.file == scal)));
+    // rocBLAS's own API leaves the mode to its caller: both branches are facts.
+    let sscal = facts("rocblas", "rocblas_sscal");
+    find(
+        &sscal,
+        FactKind::Launch,
+        "rocblas_sscal_2_kernel",
+        scal,
+        216,
+    );
+    find(
+        &sscal,
+        FactKind::Launch,
+        "rocblas_sscal_2_kernel",
+        scal,
+        229,
+    );
+}

@@ -117,6 +117,14 @@ impl<'a> Binder<'a> {
     pub fn env_at(&self, i: usize, at: usize) -> Env {
         let mut env = (*self.env(i)).clone();
         for l in self.locals_of(i).iter().take_while(|l| l.end <= at) {
+            if l.name == POINTER_MODE {
+                let mode = match l.value {
+                    Some(Value::Int(m)) => Some(m),
+                    _ => None,
+                };
+                set_pointer_mode(&mut env, mode);
+                continue;
+            }
             match &l.value {
                 Some(v) => {
                     env.values.insert(l.name.clone(), v.clone());
@@ -141,7 +149,14 @@ impl<'a> Binder<'a> {
         let mut out = Vec::new();
         if let Some((t, b)) = self.code.body(&self.g.nodes[i]) {
             let mut env = (*self.env(i)).clone();
-            locals(&t.s[b.open..b.close], b.open, &mut env, &mut out);
+            let top_level = |at: usize| b.conds_at(at).0.is_empty();
+            locals(
+                &t.s[b.open..b.close],
+                b.open,
+                &top_level,
+                &mut env,
+                &mut out,
+            );
         }
         let out = Rc::new(out);
         self.locals.borrow_mut().insert(i, out.clone());
@@ -233,7 +248,13 @@ impl<'a> Binder<'a> {
                     continue;
                 }
                 reached = true;
-                let got = bind_site(&own, chead.as_deref(), s, &cenv, &env.params);
+                let mut got = bind_site(&own, chead.as_deref(), s, &cenv, &env.params);
+                // The handle goes down with its pointer mode, where the caller set it.
+                if own.params.iter().any(|(_, p)| p == "handle") {
+                    if let Some(m) = cenv.values.get(POINTER_MODE) {
+                        got.insert(POINTER_MODE.into(), m.clone());
+                    }
+                }
                 agreed = Some(match agreed {
                     None => got,
                     Some(a) => a
@@ -244,6 +265,9 @@ impl<'a> Binder<'a> {
             }
         }
         env.values = agreed.unwrap_or_default();
+        if let Some(Value::Int(m)) = env.values.get(POINTER_MODE).cloned() {
+            set_pointer_mode(&mut env, Some(m));
+        }
         tracing::trace!(node = %n.name, reached, values = ?env.values, "Bound.");
         (env, reached)
     }
@@ -504,16 +528,81 @@ fn deduce(ty: &str, arg_ty: &str, params: &BTreeSet<String>, got: &mut BTreeMap<
 
 /// Constants (`static constexpr int DIM_X = 128;`, `constexpr bool is_float = ...;`) and
 /// type aliases (`using T2 = float;`) a body declares, added to `env` in order.
-fn locals(text: &str, base: usize, env: &mut Env, out: &mut Vec<Local>) {
+/// The handle's pointer mode where the code has set it: `handle->pointer_mode`
+/// as the conditions on it are written, with rocBLAS's values for the two modes.
+pub const POINTER_MODE: &str = "handle->pointer_mode";
+const POINTER_MODES: [(&str, i64); 2] = [
+    ("rocblas_pointer_mode_host", 0),
+    ("rocblas_pointer_mode_device", 1),
+];
+
+/// Sets (or, `None`, forgets) the handle's pointer mode in `env`.
+pub fn set_pointer_mode(env: &mut Env, mode: Option<i64>) {
+    match mode {
+        Some(m) => {
+            env.values.insert(POINTER_MODE.into(), Value::Int(m));
+            for (name, v) in POINTER_MODES {
+                env.values.insert(name.into(), Value::Int(v));
+            }
+        }
+        None => {
+            env.values.remove(POINTER_MODE);
+        }
+    }
+}
+
+/// The locals a body declares, in order: constants and type aliases, and what it does
+/// to the handle's pointer mode (rocSOLVER sets it around its rocBLAS calls:
+/// `rocblas_set_pointer_mode(handle, rocblas_pointer_mode_host)` makes every branch
+/// on device pointers in the calls that follow one this API never takes;
+/// `rocblas_get_pointer_mode(handle, &pmode)` reads it into a local). A mode set under
+/// a branch or in a loop (`top_level` false at its offset) leaves it unknown.
+fn locals(
+    text: &str,
+    base: usize,
+    top_level: &dyn Fn(usize) -> bool,
+    env: &mut Env,
+    out: &mut Vec<Local>,
+) {
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         Regex::new(
-            r"(?:\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?[A-Za-z_][\w:]*\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)",
+            r"(?:\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?[A-Za-z_][\w:]*\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\brocblas_(set|get)_pointer_mode\s*\(\s*handle\s*,\s*&?\s*([A-Za-z_]\w*)\s*\))",
         )
         .expect("static regex")
     });
     for c in re.captures_iter(text) {
         let end = base + c.get(0).map_or(0, |m| m.end());
+        if let (Some(verb), Some(arg)) = (c.get(5), c.get(6)) {
+            let start = base + c.get(0).map_or(0, |m| m.start());
+            let (name, value) = if verb.as_str() == "set" {
+                let mode = POINTER_MODES
+                    .iter()
+                    .find(|(n, _)| *n == arg.as_str())
+                    .map(|(_, v)| *v)
+                    .or_else(|| match env.values.get(arg.as_str()) {
+                        Some(Value::Int(v)) => Some(*v),
+                        _ => None,
+                    })
+                    .filter(|_| top_level(start));
+                set_pointer_mode(env, mode);
+                (POINTER_MODE, mode.map(Value::Int))
+            } else {
+                let v = env.values.get(POINTER_MODE).cloned();
+                match &v {
+                    Some(x) => env.values.insert(arg.as_str().to_string(), x.clone()),
+                    None => env.values.remove(arg.as_str()),
+                };
+                (arg.as_str(), v)
+            };
+            out.push(Local {
+                end,
+                name: name.to_string(),
+                value,
+                is_type: false,
+            });
+            continue;
+        }
         let (name, value, is_type) = if let (Some(n), Some(e)) = (c.get(1), c.get(2)) {
             (n.as_str(), value(e.as_str(), env), false)
         } else if let (Some(n), Some(e)) = (c.get(3), c.get(4)) {
@@ -573,6 +662,7 @@ mod tests {
         locals(
             "{ static constexpr bool using_rocblas_float = std::is_same_v<Ty, rocblas_float*> || std::is_same_v<Ty, rocblas_float* const*>;\n static constexpr API_INT batch_count_1 = 1;\n constexpr int DIM_Y = batch_count_1 * 8;",
             0,
+            &|_| true,
             &mut env,
             &mut seen,
         );
@@ -583,5 +673,49 @@ mod tests {
             Some(&Value::Bool(true))
         );
         assert_eq!(env.values.get("DIM_Y"), Some(&Value::Int(8)));
+    }
+
+    #[test]
+    fn a_pointer_mode_set_at_the_top_of_a_body_holds_for_what_follows() {
+        // roclapack_getrs.hpp:145-147, then roclapack_gemm_specialized_kernels.hpp:201-202.
+        let body = "{ rocblas_pointer_mode old_mode;\n rocblas_get_pointer_mode(handle, &old_mode);\n rocblas_set_pointer_mode(handle, rocblas_pointer_mode_host);\n rocblas_pointer_mode pmode;\n rocblas_get_pointer_mode(handle, &pmode);\n rocblas_set_pointer_mode(handle, old_mode); }";
+        let mut env = Env::default();
+        let mut seen = Vec::new();
+        locals(body, 0, &|_| true, &mut env, &mut seen);
+        let names: Vec<(&str, Option<&Value>)> = seen
+            .iter()
+            .map(|l| (l.name.as_str(), l.value.as_ref()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("old_mode", None),
+                (POINTER_MODE, Some(&Value::Int(0))),
+                ("pmode", Some(&Value::Int(0))),
+                // Restored to what the caller had: not known here.
+                (POINTER_MODE, None),
+            ]
+        );
+        assert_eq!(
+            super::super::eval::condition("pmode == rocblas_pointer_mode_device", &{
+                let mut e = Env::default();
+                e.values.insert("pmode".into(), Value::Int(0));
+                set_pointer_mode(&mut e, Some(0));
+                e
+            }),
+            super::super::eval::Truth::False
+        );
+        // Set under a branch: not known after it.
+        let mut env = Env::default();
+        let mut seen = Vec::new();
+        locals(
+            "{ if(x) rocblas_set_pointer_mode(handle, rocblas_pointer_mode_host); }",
+            0,
+            &|_| false,
+            &mut env,
+            &mut seen,
+        );
+        assert_eq!(seen[0].value, None);
+        assert!(!env.values.contains_key(POINTER_MODE));
     }
 }

@@ -625,6 +625,18 @@ impl<'a> Parser<'a> {
                 _ => break,
             }
         }
+        if !plain {
+            // A member the code has set (the handle's pointer mode), written whole.
+            let written: String = self
+                .text(start, self.i)
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            if let Some(Value::Int(v)) = self.env.values.get(&written) {
+                self.touched = true;
+                return Node::Int(*v);
+            }
+        }
         if plain {
             match last.as_str() {
                 "true" => return Node::Bool(true),
@@ -651,11 +663,21 @@ impl<'a> Parser<'a> {
 /// came out as it did.
 pub fn known_names(cond: &str, env: &Env) -> String {
     let mut seen = BTreeSet::new();
-    cond.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter_map(|w| {
-            let v = env.values.get(w)?;
-            seen.insert(w).then(|| format!("{w} = {v}"))
-        })
+    let squashed: String = cond.chars().filter(|c| !c.is_whitespace()).collect();
+    let member = super::bind::POINTER_MODE;
+    let set = env
+        .values
+        .get(member)
+        .filter(|_| squashed.contains(member))
+        .map(|v| format!("{member} = {v}"));
+    set.into_iter()
+        .chain(
+            cond.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter_map(|w| {
+                    let v = env.values.get(w)?;
+                    seen.insert(w).then(|| format!("{w} = {v}"))
+                }),
+        )
         .collect::<Vec<_>>()
         .join(", ")
 }
