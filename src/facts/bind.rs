@@ -555,7 +555,8 @@ pub fn set_pointer_mode(env: &mut Env, mode: Option<i64>) {
 /// to the handle's pointer mode (rocSOLVER sets it around its rocBLAS calls:
 /// `rocblas_set_pointer_mode(handle, rocblas_pointer_mode_host)` makes every branch
 /// on device pointers in the calls that follow one this API never takes;
-/// `rocblas_get_pointer_mode(handle, &pmode)` reads it into a local). A mode set under
+/// `rocblas_get_pointer_mode(handle, &pmode)` reads it into a local; rocBLAS's
+/// `handle->push_pointer_mode(X)` sets it for the rest of its scope). A mode set under
 /// a branch or in a loop (`top_level` false at its offset) leaves it unknown.
 fn locals(
     text: &str,
@@ -567,15 +568,23 @@ fn locals(
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         Regex::new(
-            r"(?:\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?[A-Za-z_][\w:]*\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\brocblas_(set|get)_pointer_mode\s*\(\s*handle\s*,\s*&?\s*([A-Za-z_]\w*)\s*\))",
+            r"(?:\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?[A-Za-z_][\w:]*\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\brocblas_(set|get)_pointer_mode\s*\(\s*handle\s*,\s*&?\s*([A-Za-z_]\w*)\s*\))|(?:\bhandle\s*->\s*(push)_pointer_mode\s*\(\s*([A-Za-z_]\w*)\s*\))",
         )
         .expect("static regex")
     });
     for c in re.captures_iter(text) {
         let end = base + c.get(0).map_or(0, |m| m.end());
-        if let (Some(verb), Some(arg)) = (c.get(5), c.get(6)) {
+        if let (Some(verb), Some(arg)) = (c.get(5).or(c.get(7)), c.get(6).or(c.get(8))) {
             let start = base + c.get(0).map_or(0, |m| m.start());
-            let (name, value) = if verb.as_str() == "set" {
+            let local = c.get(0).map_or(0, |m| m.start());
+            // `push_pointer_mode` holds to the end of its scope: followed only in the
+            // body's own block, where that scope is the rest of the function.
+            let scoped = verb.as_str() == "push";
+            let in_body = || {
+                let t = &text[..local];
+                t.matches('{').count() == t.matches('}').count() + 1
+            };
+            let (name, value) = if verb.as_str() != "get" {
                 let mode = POINTER_MODES
                     .iter()
                     .find(|(n, _)| *n == arg.as_str())
@@ -584,7 +593,7 @@ fn locals(
                         Some(Value::Int(v)) => Some(*v),
                         _ => None,
                     })
-                    .filter(|_| top_level(start));
+                    .filter(|_| top_level(start) && (!scoped || in_body()));
                 set_pointer_mode(env, mode);
                 (POINTER_MODE, mode.map(Value::Int))
             } else {
@@ -705,6 +714,20 @@ mod tests {
             }),
             super::super::eval::Truth::False
         );
+        // rocblas_gemm_batched_imp.hpp:74: pushed in the body's own block, it holds
+        // for the rest of the function; pushed in an inner block, only to its end.
+        let mut env = Env::default();
+        let mut seen = Vec::new();
+        locals(
+            "{ auto saved_pointer_mode = handle->push_pointer_mode(rocblas_pointer_mode_host);\n { auto s2 = handle->push_pointer_mode(rocblas_pointer_mode_device); } }",
+            0,
+            &|_| true,
+            &mut env,
+            &mut seen,
+        );
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[0].value, Some(Value::Int(0)));
+        assert_eq!(seen[1].value, None);
         // Set under a branch: not known after it.
         let mut env = Env::default();
         let mut seen = Vec::new();
