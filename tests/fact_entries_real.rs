@@ -5,9 +5,7 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::{jsonl, project, BIN};
+use common::{jsonl, project, rocqa_in};
 
 /// Inline code spans of a text.
 fn spans(text: &str) -> Vec<&str> {
@@ -17,22 +15,7 @@ fn spans(text: &str) -> Vec<&str> {
 #[test]
 fn every_fact_entry_of_rocblas_is_kept_and_quotes_its_slice() {
     let root = project("");
-    let run = |args: &[&str]| {
-        let o = Command::new(BIN)
-            .arg("--root")
-            .arg(root.path())
-            .args(args)
-            .env_remove("ROCQA_LLM_URL")
-            .output()
-            .unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
-    };
+    let run = |args: &[&str]| rocqa_in(root.path(), args, None);
     run(&["extract", "--lib", "rocblas"]);
     let dir = root.path().join("out/rocblas/6.4.4");
     let manifest: serde_json::Value =

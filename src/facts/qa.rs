@@ -699,6 +699,49 @@ fn role_of(kind: FactKind) -> PieceRole {
     }
 }
 
+/// Lines an entry cites in a function its slice shows whole.
+struct Shown<'f> {
+    lib: &'f str,
+    file: &'f str,
+    function: &'f str,
+    function_lines: (u32, u32),
+    lines: (u32, u32),
+}
+
+impl Shown<'_> {
+    /// Cites the lines and widens (or adds) the piece of their function to hold them.
+    fn add(
+        &self,
+        trees: &Trees,
+        role: PieceRole,
+        citations: &mut Vec<Citation>,
+        pieces: &mut BTreeMap<PieceKey, (u32, u32, PieceRole)>,
+    ) -> Result<(), SliceError> {
+        let (start, end) = self.lines;
+        let text = trees.lines(self.lib, self.file)?;
+        citations.push(Citation {
+            lib: self.lib.to_string(),
+            file: self.file.to_string(),
+            start,
+            end,
+            sha256: lines_hash(&text, start, end),
+        });
+        let (s, e) = self.function_lines;
+        let key = (
+            self.lib.to_string(),
+            self.file.to_string(),
+            self.function.to_string(),
+            0,
+        );
+        let p = pieces
+            .entry(key)
+            .or_insert((s.min(start), e.max(end), role));
+        p.0 = p.0.min(start);
+        p.1 = p.1.max(end);
+        Ok(())
+    }
+}
+
 /// Renders the fact entries of a library from the facts of its APIs (in the order
 /// given: an entry's `api` is the first of its group). `difficulty` follows the files
 /// and functions cited.
@@ -766,37 +809,25 @@ pub fn render(
         // `std::real` for each of its types) are pieces of their own.
         let mut pieces: BTreeMap<PieceKey, (u32, u32, PieceRole)> = BTreeMap::new();
         for f in &u.facts {
-            let lines = trees.lines(&f.lib, &f.file)?;
-            citations.push(Citation {
-                lib: f.lib.clone(),
-                file: f.file.clone(),
-                start: f.line,
-                end: f.end_line,
-                sha256: lines_hash(&lines, f.line, f.end_line),
-            });
-            let (s, e) = f.function_lines;
-            let p = pieces
-                .entry((f.lib.clone(), f.file.clone(), f.function.clone(), 0))
-                .or_insert((s.min(f.line), e.max(f.end_line), role_of(f.kind)));
-            p.0 = p.0.min(f.line);
-            p.1 = p.1.max(f.end_line);
+            let fact_at = Shown {
+                lib: &f.lib,
+                file: &f.file,
+                function: &f.function,
+                function_lines: f.function_lines,
+                lines: (f.line, f.end_line),
+            };
+            fact_at.add(trees, role_of(f.kind), &mut citations, &mut pieces)?;
             // The callers whose branches the fact's conditions come from show them, and
             // the call each is written around is cited.
             for c in &f.condition_sites {
-                let lines = trees.lines(&c.lib, &c.file)?;
-                citations.push(Citation {
-                    lib: c.lib.clone(),
-                    file: c.file.clone(),
-                    start: c.line,
-                    end: c.line,
-                    sha256: lines_hash(&lines, c.line, c.line),
-                });
-                let (s, e) = c.function_lines;
-                let p = pieces
-                    .entry((c.lib.clone(), c.file.clone(), c.function.clone(), 0))
-                    .or_insert((s.min(c.line), e.max(c.line), PieceRole::Host));
-                p.0 = p.0.min(c.line);
-                p.1 = p.1.max(c.line);
+                let call = Shown {
+                    lib: &c.lib,
+                    file: &c.file,
+                    function: &c.function,
+                    function_lines: c.function_lines,
+                    lines: (c.line, c.line),
+                };
+                call.add(trees, PieceRole::Host, &mut citations, &mut pieces)?;
             }
             // A call into another library shows and cites the callee's definition too.
             if let Some((s, e)) = f

@@ -273,21 +273,29 @@ pub fn careful_endpoint() -> String {
 /// against the endpoint at `url`; the run must succeed (its stderr is shown if not).
 pub fn extract_against(url: &str, args: &[&str]) -> tempfile::TempDir {
     let root = project("[llm]\ntimeout_secs = 10\nmax_retries = 1\n");
-    let o = std::process::Command::new(BIN)
-        .arg("--root")
-        .arg(root.path())
-        .arg("extract")
-        .args(args)
-        .env("ROCQA_LLM_URL", url)
-        .output()
-        .unwrap();
+    let mut all = vec!["extract"];
+    all.extend_from_slice(args);
+    rocqa_in(root.path(), &all, Some(url));
+    root
+}
+
+/// `rocqa ARGS` in the project at `root`, against the endpoint at `url` or with none
+/// configured; it must succeed (its stderr is shown if not). Its stdout and stderr.
+pub fn rocqa_in(root: &Path, args: &[&str], url: Option<&str>) -> String {
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.arg("--root").arg(root).args(args);
+    match url {
+        Some(u) => cmd.env("ROCQA_LLM_URL", u),
+        None => cmd.env_remove("ROCQA_LLM_URL"),
+    };
+    let o = cmd.output().unwrap();
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    root
+    String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
 }
 
 /// The lines of a JSONL file as JSON values (none when it is missing).
