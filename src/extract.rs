@@ -24,7 +24,7 @@ use crate::question::{answer_schema, plan, Template};
 use crate::slice::{cut, CutSpec, SliceLimits, Trees};
 use crate::validate::check_reply;
 use crate::validate::compile::{CompileOutcome, Snippet};
-use crate::validate::dedup::{entry_text, signature, DedupIndex};
+use crate::validate::dedup::{entry_text, signature, DedupIndex, Signature};
 use crate::validate::grounding::KnownNames;
 
 /// What to extract.
@@ -539,23 +539,48 @@ pub fn write_fact_entries(
     let now = rendered.iter().map(|e| e.id.as_str()).collect();
     report.entries.replaced = retire_rendered(out, "facts", &families, &now)?;
     let mut writer = RenderedWriter::new(*grounding, pins, threshold, out)?;
-    let mut per_api: BTreeMap<&str, usize> = BTreeMap::new();
-    for mut e in rendered {
-        let write = run.owns(&e.family);
-        if !writer.keep(
-            &mut e,
-            write,
-            out,
-            &mut report.entries,
-            &mut report.fact_check,
-        )? {
-            continue;
-        }
+    let mut per_api: BTreeMap<String, usize> = BTreeMap::new();
+    let count = |e: &Entry, per_api: &mut BTreeMap<String, usize>| {
         for a in &e.apis {
-            if let Some(k) = apis.iter().find(|x| x.name == *a) {
-                *per_api.entry(k.name.as_str()).or_default() += 1;
+            *per_api.entry(a.clone()).or_default() += 1;
+        }
+    };
+    // Templated answers that differ in a name or a condition are near-duplicates
+    // whatever the question names (compared exactly: a library has a few thousand
+    // fact entries): an entry whose answer is near one kept waits, and
+    // is kept only where one of its APIs would otherwise have fewer than
+    // MIN_FACT_ENTRIES entries.
+    let mut answers = crate::validate::dedup::ExactIndex::default();
+    let mut waiting = Vec::new();
+    for mut e in rendered {
+        let asig = crate::validate::dedup::shingles(&fact_answer_text(&e));
+        match writer.check(&mut e, out, &mut report.entries, &mut report.fact_check) {
+            Verdict::Refused => continue,
+            Verdict::Before => {}
+            Verdict::Passed(sig) => {
+                if answers.nearest(&asig, threshold).is_some() {
+                    waiting.push((e, sig, asig));
+                    continue;
+                }
+                writer.accept(&e, *sig, run.owns(&e.family), out, &mut report.entries)?;
             }
         }
+        answers.insert(&e.id, asig);
+        count(&e, &mut per_api);
+    }
+    for (e, sig, asig) in waiting {
+        let needed = e
+            .apis
+            .iter()
+            .any(|a| per_api.get(a).copied().unwrap_or(0) < MIN_FACT_ENTRIES);
+        if !needed || writer.seen.nearest(&sig, threshold).is_some() {
+            report.entries.near_duplicates += 1;
+            continue;
+        }
+        writer.accept(&e, *sig, run.owns(&e.family), out, &mut report.entries)?;
+        report.entries.similar_answers_kept += 1;
+        answers.insert(&e.id, asig);
+        count(&e, &mut per_api);
     }
     for a in apis {
         let Some(f) = facts.apis.get(&a.name) else {
@@ -673,10 +698,9 @@ impl<'a> RenderedWriter<'a> {
         })
     }
 
-    /// Checks `e` and writes it when it passes, counting the outcome; true when the
-    /// entry is in `entries.jsonl` (written now or by an earlier run).
     /// Checks `e` and, unless it is a near-duplicate of one kept, keeps it: written when
     /// `write`, else counted as another shard's (its checks and dedup are the same).
+    /// True when the entry is kept (written now or by an earlier run).
     fn keep(
         &mut self,
         e: &mut Entry,
@@ -685,9 +709,28 @@ impl<'a> RenderedWriter<'a> {
         counts: &mut crate::model::RenderedCounts,
         fact_check: &mut crate::model::FactCheckCount,
     ) -> Result<bool, EmitError> {
+        Ok(match self.check(e, out, counts, fact_check) {
+            Verdict::Before => true,
+            Verdict::Refused => false,
+            Verdict::Passed(sig) => {
+                self.accept(e, *sig, write, out, counts)?;
+                true
+            }
+        })
+    }
+
+    /// Checks `e` (validation, then near-duplicates of the entries kept), counting a
+    /// refusal; what passes is for [`RenderedWriter::accept`].
+    fn check(
+        &mut self,
+        e: &mut Entry,
+        out: &RunOutput,
+        counts: &mut crate::model::RenderedCounts,
+        fact_check: &mut crate::model::FactCheckCount,
+    ) -> Verdict {
         if out.is_done(&e.id) {
             counts.kept_before += 1;
-            return Ok(true);
+            return Verdict::Before;
         }
         match crate::validate::file::check_entry(e, &self.grounding, self.pins) {
             Ok((checks, counted)) => {
@@ -698,14 +741,27 @@ impl<'a> RenderedWriter<'a> {
                 fact_check.add(f.fact_check);
                 tracing::debug!(id = %e.id, reason = %f.reason, detail = %f.detail, "Rendered entry refused.");
                 *counts.rejected.entry(f.reason.to_string()).or_default() += 1;
-                return Ok(false);
+                return Verdict::Refused;
             }
         }
         let sig = signature(&entry_text(&e.question, &e.answer, e.code.as_deref()));
         if self.seen.nearest(&sig, self.threshold).is_some() {
             counts.near_duplicates += 1;
-            return Ok(false);
+            return Verdict::Refused;
         }
+        Verdict::Passed(Box::new(sig))
+    }
+
+    /// Keeps an entry that passed: written when `write`, else counted as another
+    /// shard's.
+    fn accept(
+        &mut self,
+        e: &Entry,
+        sig: Signature,
+        write: bool,
+        out: &mut RunOutput,
+        counts: &mut crate::model::RenderedCounts,
+    ) -> Result<(), EmitError> {
         self.seen.insert(&e.id, sig);
         if write {
             out.write_entry(e)?;
@@ -713,8 +769,28 @@ impl<'a> RenderedWriter<'a> {
         } else {
             counts.other_shards += 1;
         }
-        Ok(true)
+        Ok(())
     }
+}
+
+/// What [`RenderedWriter::check`] made of an entry.
+enum Verdict {
+    /// In `entries.jsonl` from an earlier run.
+    Before,
+    /// Refused by validation, or a near-duplicate of one kept (counted).
+    Refused,
+    /// Passed, with its signature (boxed: 512 bytes).
+    Passed(Box<Signature>),
+}
+
+/// What a fact entry's answer says, to tell templated answers apart: its template and
+/// the answer below its opening line (one of three phrasings of the same intro).
+fn fact_answer_text(e: &Entry) -> String {
+    let body = e
+        .answer
+        .split_once('\n')
+        .map_or(e.answer.as_str(), |(_, b)| b);
+    format!("{}\n{body}", e.template_id)
 }
 
 /// Writes the find-the-bug tasks of a run answered from their planted bugs (`generator:

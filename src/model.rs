@@ -1074,6 +1074,10 @@ pub struct RenderedCounts {
     /// Kept, and written by the shard their family falls in, not this one.
     #[serde(default)]
     pub other_shards: usize,
+    /// Kept though their answer is near one kept: an API they list needed them to
+    /// have its minimum of entries.
+    #[serde(default)]
+    pub similar_answers_kept: usize,
 }
 
 impl RenderedCounts {
@@ -1091,7 +1095,14 @@ impl RenderedCounts {
             },
             self.rejected.values().sum::<usize>(),
             self.near_duplicates
-        ) + &if self.other_shards > 0 {
+        ) + &if self.similar_answers_kept > 0 {
+            format!(
+                " ({} kept though near another's answer, for an API's minimum)",
+                self.similar_answers_kept
+            )
+        } else {
+            String::new()
+        } + &if self.other_shards > 0 {
             format!(", {} kept for the shards their families fall in", self.other_shards)
         } else {
             String::new()

@@ -118,6 +118,61 @@ fn band_key(sig: &Signature, band: usize) -> u64 {
     h
 }
 
+/// The word 5-shingles of a text, hashed: what [`signature`] estimates the Jaccard
+/// similarity of.
+pub fn shingles(text: &str) -> std::collections::HashSet<u64> {
+    let w = words(text);
+    if w.len() < 5 {
+        return std::iter::once(xxh3_64_with_seed(w.join(" ").as_bytes(), 0)).collect();
+    }
+    w.windows(5)
+        .map(|s| xxh3_64_with_seed(s.join(" ").as_bytes(), 0))
+        .collect()
+}
+
+/// Shingle sets seen so far, compared exactly: where the entries are few enough (a
+/// library's fact answers), a pair at 0.8 is not missed or invented by an estimate.
+#[derive(Default)]
+pub struct ExactIndex {
+    items: Vec<(String, std::collections::HashSet<u64>)>,
+    by_shingle: HashMap<u64, Vec<usize>>,
+}
+
+impl ExactIndex {
+    /// Adds a text's shingles under an id.
+    pub fn insert(&mut self, id: &str, set: std::collections::HashSet<u64>) {
+        let k = self.items.len();
+        for h in &set {
+            self.by_shingle.entry(*h).or_default().push(k);
+        }
+        self.items.push((id.to_string(), set));
+    }
+
+    /// The most similar earlier id at or above `threshold` (Jaccard), with its
+    /// similarity.
+    pub fn nearest(
+        &self,
+        set: &std::collections::HashSet<u64>,
+        threshold: f64,
+    ) -> Option<(String, f64)> {
+        let mut shared: HashMap<usize, usize> = HashMap::new();
+        for h in set {
+            for &k in self.by_shingle.get(h).into_iter().flatten() {
+                *shared.entry(k).or_default() += 1;
+            }
+        }
+        shared
+            .into_iter()
+            .map(|(k, n)| {
+                let union = set.len() + self.items[k].1.len() - n;
+                (k, n as f64 / union.max(1) as f64)
+            })
+            .filter(|(_, j)| *j >= threshold)
+            .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+            .map(|(k, j)| (self.items[k].0.clone(), j))
+    }
+}
+
 /// Words per n-gram for decontamination, as NeMo Curator and open-instruct use.
 pub const CONTAMINATION_NGRAM: usize = 13;
 
@@ -259,5 +314,24 @@ mod tests {
             set.overlap("What does trsm do with the diagonal blocks?", A),
             None
         );
+    }
+
+    #[test]
+    fn the_exact_index_finds_a_pair_at_the_threshold_and_no_other() {
+        let a = "rocblas_internal_copy_launcher launches rocblas_copy_kernel with grid blocks 1 batches block NB 256 only when incx != 1 || incy != 1";
+        let b = "rocblas_internal_copy_launcher launches rocblas_copy_kernel with grid blocks 1 batches block NB 256 only when incy != 1";
+        let (sa, sb) = (shingles(a), shingles(b));
+        let inter = sa.intersection(&sb).count();
+        let jaccard = inter as f64 / (sa.len() + sb.len() - inter) as f64;
+        let mut idx = ExactIndex::default();
+        idx.insert("a", sa);
+        assert_eq!(idx.nearest(&sb, jaccard), Some(("a".to_string(), jaccard)));
+        assert_eq!(idx.nearest(&sb, jaccard + 1e-9), None);
+        assert!(idx
+            .nearest(
+                &shingles("something else entirely, five words or more"),
+                0.1
+            )
+            .is_none());
     }
 }
