@@ -424,9 +424,10 @@ pub const MIN_FACT_ENTRIES: usize = 3;
 
 /// The public API functions a run reads facts of (families kept by `--api`; every
 /// shard reads them all, see [`RunApis::owns`]), each family's members in
-/// representative order (real single precision first). The allowlist's `families.deny` is not applied: it keeps host bookkeeping
-/// (handles, streams, host-device copies) out of the questions, but what such a
-/// function checks and returns is as much a fact of the library as any.
+/// representative order (real single precision first). The allowlist's
+/// `families.deny` is not applied: it keeps host bookkeeping (handles, streams,
+/// host-device copies) out of the questions, but what such a function checks and
+/// returns is as much a fact of the library as any.
 pub fn run_apis<'g>(p: &ExtractPlan, graph: &CodeGraph<'g>, scope: &Scope) -> RunApis<'g> {
     let mut families: BTreeMap<&str, Vec<&ApiFunction>> = BTreeMap::new();
     for a in graph.api() {
@@ -538,7 +539,9 @@ pub fn write_fact_entries(
     let families: BTreeSet<&str> = run.owned.iter().map(String::as_str).collect();
     let now = rendered.iter().map(|e| e.id.as_str()).collect();
     report.entries.replaced = retire_rendered(out, "facts", &families, &now)?;
-    let mut writer = RenderedWriter::new(*grounding, pins, threshold, out)?;
+    let mut writer = RenderedWriter::new(*grounding, pins, threshold, out, |e| {
+        e.generator == "facts" && run.owns(&e.family)
+    })?;
     let mut per_api: BTreeMap<String, usize> = BTreeMap::new();
     let count = |e: &Entry, per_api: &mut BTreeMap<String, usize>| {
         for a in &e.apis {
@@ -554,33 +557,61 @@ pub fn write_fact_entries(
     let mut waiting = Vec::new();
     for mut e in rendered {
         let asig = crate::validate::dedup::shingles(&fact_answer_text(&e));
-        match writer.check(&mut e, out, &mut report.entries, &mut report.fact_check) {
+        // `None`: in entries.jsonl from an earlier run.
+        let sig = match writer.check(&mut e, out, &mut report.entries, &mut report.fact_check) {
             Verdict::Refused => continue,
-            Verdict::Before => {}
-            Verdict::Passed(sig) => {
-                if answers.nearest(&asig, threshold).is_some() {
-                    waiting.push((e, sig, asig));
-                    continue;
-                }
-                writer.accept(&e, *sig, run.owns(&e.family), out, &mut report.entries)?;
-            }
+            Verdict::Before => None,
+            Verdict::Passed(sig) => Some(sig),
+        };
+        if answers.nearest(&asig, threshold).is_some() {
+            waiting.push((e, sig, asig));
+            continue;
+        }
+        match sig {
+            Some(sig) => writer.accept(&e, *sig, run.owns(&e.family), out, &mut report.entries)?,
+            None => writer.seen.insert(
+                &e.id,
+                signature(&entry_text(&e.question, &e.answer, e.code.as_deref())),
+            ),
         }
         answers.insert(&e.id, asig);
         count(&e, &mut per_api);
     }
+    // An earlier run's entry that is now a near twin (written by a rocqa that compared
+    // questions and answers together) goes, as a stale rendering does.
+    let mut stale_twins: std::collections::HashSet<String> = Default::default();
     for (e, sig, asig) in waiting {
         let needed = e
             .apis
             .iter()
             .any(|a| per_api.get(a).copied().unwrap_or(0) < MIN_FACT_ENTRIES);
-        if !needed || writer.seen.nearest(&sig, threshold).is_some() {
-            report.entries.near_duplicates += 1;
+        let near_kept = sig
+            .as_ref()
+            .is_some_and(|s| writer.seen.nearest(s, threshold).is_some());
+        if !needed || near_kept {
+            match sig {
+                Some(_) => report.entries.near_duplicates += 1,
+                None => {
+                    report.entries.kept_before -= 1;
+                    stale_twins.insert(e.id.clone());
+                }
+            }
             continue;
         }
-        writer.accept(&e, *sig, run.owns(&e.family), out, &mut report.entries)?;
+        match sig {
+            Some(sig) => writer.accept(&e, *sig, run.owns(&e.family), out, &mut report.entries)?,
+            None => writer.seen.insert(
+                &e.id,
+                signature(&entry_text(&e.question, &e.answer, e.code.as_deref())),
+            ),
+        }
         report.entries.similar_answers_kept += 1;
         answers.insert(&e.id, asig);
         count(&e, &mut per_api);
+    }
+    if !stale_twins.is_empty() {
+        report.entries.replaced +=
+            out.retire(|k| k.generator == "facts" && stale_twins.contains(&k.id))?;
     }
     for a in apis {
         let Some(f) = facts.apis.get(&a.name) else {
@@ -677,14 +708,21 @@ struct RenderedWriter<'a> {
 }
 
 impl<'a> RenderedWriter<'a> {
+    /// A writer whose dedup starts from the entries of `entries.jsonl`, but those
+    /// `redecided` (an earlier run's entries this run decides on again, each kept or
+    /// not as it comes).
     fn new(
         grounding: crate::validate::Grounding<'a>,
         pins: &'a crate::source::Pins,
         threshold: f64,
         out: &RunOutput,
+        redecided: impl Fn(&Entry) -> bool,
     ) -> Result<RenderedWriter<'a>, EmitError> {
         let mut seen = DedupIndex::default();
         for e in crate::emit::read_jsonl::<Entry>(&out.dir().join("entries.jsonl"))? {
+            if redecided(&e) {
+                continue;
+            }
             seen.insert(
                 &e.id,
                 signature(&entry_text(&e.question, &e.answer, e.code.as_deref())),
@@ -843,7 +881,7 @@ pub fn write_reference_entries(
         let now = rendered.iter().map(|(e, _)| e.id.as_str()).collect();
         report.entries.replaced = retire_rendered(out, "mutation", &families, &now)?;
     }
-    let mut writer = RenderedWriter::new(*grounding, pins, threshold, out)?;
+    let mut writer = RenderedWriter::new(*grounding, pins, threshold, out, |_| false)?;
     let mut counted = crate::model::FactCheckCount::default();
     for (mut e, kind) in rendered {
         if !writer.keep(&mut e, true, out, &mut report.entries, &mut counted)? {
