@@ -567,13 +567,7 @@ pub fn write_fact_entries(
             waiting.push((e, sig, asig));
             continue;
         }
-        match sig {
-            Some(sig) => writer.accept(&e, *sig, run.owns(&e.family), out, &mut report.entries)?,
-            None => writer.seen.insert(
-                &e.id,
-                signature(&entry_text(&e.question, &e.answer, e.code.as_deref())),
-            ),
-        }
+        writer.keep_checked(&e, sig, run.owns(&e.family), out, &mut report.entries)?;
         answers.insert(&e.id, asig);
         count(&e, &mut per_api);
     }
@@ -598,13 +592,7 @@ pub fn write_fact_entries(
             }
             continue;
         }
-        match sig {
-            Some(sig) => writer.accept(&e, *sig, run.owns(&e.family), out, &mut report.entries)?,
-            None => writer.seen.insert(
-                &e.id,
-                signature(&entry_text(&e.question, &e.answer, e.code.as_deref())),
-            ),
-        }
+        writer.keep_checked(&e, sig, run.owns(&e.family), out, &mut report.entries)?;
         report.entries.similar_answers_kept += 1;
         answers.insert(&e.id, asig);
         count(&e, &mut per_api);
@@ -788,6 +776,26 @@ impl<'a> RenderedWriter<'a> {
             return Verdict::Refused;
         }
         Verdict::Passed(Box::new(sig))
+    }
+
+    /// Keeps an entry [`RenderedWriter::check`] passed (`sig`) or found in
+    /// `entries.jsonl` from an earlier run (`None`: only its signature is added).
+    fn keep_checked(
+        &mut self,
+        e: &Entry,
+        sig: Option<Box<Signature>>,
+        write: bool,
+        out: &mut RunOutput,
+        counts: &mut crate::model::RenderedCounts,
+    ) -> Result<(), EmitError> {
+        match sig {
+            Some(sig) => self.accept(e, *sig, write, out, counts),
+            None => {
+                let sig = signature(&entry_text(&e.question, &e.answer, e.code.as_deref()));
+                self.seen.insert(&e.id, sig);
+                Ok(())
+            }
+        }
     }
 
     /// Keeps an entry that passed: written when `write`, else counted as another
