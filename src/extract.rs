@@ -491,11 +491,18 @@ pub fn read_facts(
     reader: &crate::facts::FactReader,
     indexes: &[&crate::model::LibraryIndex],
 ) -> crate::model::FactTable {
+    use rayon::prelude::*;
     let mut t = crate::facts::names_table(indexes);
-    for a in apis {
-        t.apis
-            .insert(a.name.clone(), reader.read(&graph.interface(a)));
-    }
+    // Graphs are built in turn (the graph's caches are its own), each API's facts are
+    // read on their own, on every core.
+    let graphs: Vec<(String, crate::model::InterfaceGraph)> = apis
+        .iter()
+        .map(|a| (a.name.clone(), graph.interface(a)))
+        .collect();
+    t.apis = graphs
+        .into_par_iter()
+        .map(|(name, g)| (name, reader.read(&g)))
+        .collect();
     t
 }
 
@@ -555,10 +562,28 @@ pub fn write_fact_entries(
     // MIN_FACT_ENTRIES entries.
     let mut answers = crate::validate::dedup::ExactIndex::default();
     let mut waiting = Vec::new();
-    for mut e in rendered {
-        let asig = crate::validate::dedup::shingles(&fact_answer_text(&e));
+    let prepared: Vec<_> = {
+        use rayon::prelude::*;
+        let (w, o) = (&writer, &*out);
+        rendered
+            .par_iter()
+            .map(|e| {
+                let validated = (!o.is_done(&e.id)).then(|| w.validated(e));
+                (
+                    validated,
+                    crate::validate::dedup::shingles(&fact_answer_text(e)),
+                )
+            })
+            .collect()
+    };
+    for (mut e, (validated, asig)) in rendered.into_iter().zip(prepared) {
         // `None`: in entries.jsonl from an earlier run.
-        let sig = match writer.check(&mut e, out, &mut report.entries, &mut report.fact_check) {
+        let sig = match writer.check(
+            &mut e,
+            validated,
+            &mut report.entries,
+            &mut report.fact_check,
+        ) {
             Verdict::Refused => continue,
             Verdict::Before => None,
             Verdict::Passed(sig) => Some(sig),
@@ -735,7 +760,8 @@ impl<'a> RenderedWriter<'a> {
         counts: &mut crate::model::RenderedCounts,
         fact_check: &mut crate::model::FactCheckCount,
     ) -> Result<bool, EmitError> {
-        Ok(match self.check(e, out, counts, fact_check) {
+        let validated = (!out.is_done(&e.id)).then(|| self.validated(e));
+        Ok(match self.check(e, validated, counts, fact_check) {
             Verdict::Before => true,
             Verdict::Refused => false,
             Verdict::Passed(sig) => {
@@ -745,20 +771,27 @@ impl<'a> RenderedWriter<'a> {
         })
     }
 
-    /// Checks `e` (validation, then near-duplicates of the entries kept), counting a
-    /// refusal; what passes is for [`RenderedWriter::accept`].
+    /// The checks `rocqa validate` runs on `e`: they read only the trees and the facts,
+    /// so entries can be validated on every core before they are kept in turn.
+    fn validated(&self, e: &Entry) -> Validated {
+        crate::validate::file::check_entry(e, &self.grounding, self.pins)
+    }
+
+    /// Judges `e` by its [`RenderedWriter::validated`] result (`None`: in
+    /// `entries.jsonl` from an earlier run), then against near-duplicates of the
+    /// entries kept, counting a refusal; what passes is for [`RenderedWriter::accept`].
     fn check(
         &mut self,
         e: &mut Entry,
-        out: &RunOutput,
+        validated: Option<Validated>,
         counts: &mut crate::model::RenderedCounts,
         fact_check: &mut crate::model::FactCheckCount,
     ) -> Verdict {
-        if out.is_done(&e.id) {
+        let Some(validated) = validated else {
             counts.kept_before += 1;
             return Verdict::Before;
-        }
-        match crate::validate::file::check_entry(e, &self.grounding, self.pins) {
+        };
+        match validated {
             Ok((checks, counted)) => {
                 fact_check.add(counted);
                 e.validation = checks;
@@ -818,6 +851,13 @@ impl<'a> RenderedWriter<'a> {
         Ok(())
     }
 }
+
+/// What validation made of an entry: its checks and fact-check counts, or why it
+/// failed.
+type Validated = Result<
+    (Vec<crate::model::Check>, crate::model::FactCheckCount),
+    crate::validate::checks::Failed,
+>;
 
 /// What [`RenderedWriter::check`] made of an entry.
 enum Verdict {

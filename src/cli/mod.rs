@@ -876,6 +876,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     }
     // The expanded code facts are read from: planning uses it too, so that no question
     // targets a kernel the API never launches.
+    let t_phase = std::time::Instant::now();
     let code = code_text(
         layout,
         &project,
@@ -883,8 +884,13 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         &version,
         pair.as_ref().map(|p| (&p.1, &p.2)),
     )?;
+    tracing::info!(
+        ms = t_phase.elapsed().as_millis() as u64,
+        "Expanded code read."
+    );
     let lcfg = project.library(&lib)?;
     let reader = crate::facts::FactReader::new(&code, &lcfg.api_prefix, &lcfg.precisions);
+    let t_phase = std::time::Instant::now();
     let planned = plan_run(
         &plan,
         &graph,
@@ -894,6 +900,10 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         &templates,
         Some(&reader),
     )?;
+    tracing::info!(
+        ms = t_phase.elapsed().as_millis() as u64,
+        "Questions planned."
+    );
     let mut manifest = manifest_for(&plan, &planned);
     manifest.toolchain.insert(
         "source".into(),
@@ -956,7 +966,10 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     let dir = out_dir(&layout.root, &plan, false);
     let mut out = crate::emit::RunOutput::open(&dir)?;
     let apis = crate::extract::run_apis(&plan, &graph, &main.scope);
+    let t_phase = std::time::Instant::now();
     let facts = crate::extract::read_facts(&apis.all, &graph, &reader, &indexes);
+    tracing::info!(ms = t_phase.elapsed().as_millis() as u64, "Facts read.");
+    let t_phase = std::time::Instant::now();
     let fact_index = crate::validate::factcheck::FactIndex::new(&facts);
     let grounding = crate::validate::Grounding {
         trees: &trees,
@@ -979,6 +992,10 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         report.entries.summary(),
         report.below_minimum.len(),
         crate::extract::MIN_FACT_ENTRIES
+    );
+    tracing::info!(
+        ms = t_phase.elapsed().as_millis() as u64,
+        "Fact entries written."
     );
     manifest.fact_entries = Some(report);
     let reference = crate::extract::write_reference_entries(

@@ -12,7 +12,7 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use regex::Regex;
 
@@ -45,8 +45,8 @@ struct Local {
 /// launchers and templates recur in the graphs of every precision and form.
 #[derive(Default)]
 pub struct TextCache {
-    heads: RefCell<HashMap<DefId, Option<Rc<Head>>>>,
-    sites: RefCell<HashMap<SitesKey, Rc<Vec<Site>>>>,
+    heads: Mutex<HashMap<DefId, Option<Arc<Head>>>>,
+    sites: Mutex<HashMap<SitesKey, Arc<Vec<Site>>>>,
 }
 
 /// The sites of one callee (or, `true`, one launched kernel) in one caller.
@@ -164,9 +164,9 @@ impl<'a> Binder<'a> {
     }
 
     /// The head of node `n`'s definition, read once per run.
-    fn head_of(&self, n: &crate::model::GraphNode, t: &Text, b: &Body) -> Option<Rc<Head>> {
+    fn head_of(&self, n: &crate::model::GraphNode, t: &Text, b: &Body) -> Option<Arc<Head>> {
         let key = def_id(n);
-        if let Some(h) = self.code.bind_cache.heads.borrow().get(&key) {
+        if let Some(h) = super::locked(&self.code.bind_cache.heads).get(&key) {
             return h.clone();
         }
         let h = head(
@@ -176,12 +176,8 @@ impl<'a> Binder<'a> {
             t.offset(n.line.max(1)),
             t.offset(n.start_line.max(1)),
         )
-        .map(Rc::new);
-        self.code
-            .bind_cache
-            .heads
-            .borrow_mut()
-            .insert(key, h.clone());
+        .map(Arc::new);
+        super::locked(&self.code.bind_cache.heads).insert(key, h.clone());
         h
     }
 
@@ -216,18 +212,16 @@ impl<'a> Binder<'a> {
             let chead = self.head_of(caller, &ct, &cb);
             let kernel = n.kind == crate::model::NodeKind::Kernel;
             let key = (def_id(caller), n.name.clone(), kernel);
-            let cached = self.code.bind_cache.sites.borrow().get(&key).cloned();
+            let cached = super::locked(&self.code.bind_cache.sites)
+                .get(&key)
+                .cloned();
             let sites = cached.unwrap_or_else(|| {
-                let found = Rc::new(if kernel {
+                let found = Arc::new(if kernel {
                     launch_sites(&ct, &cb, &n.name)
                 } else {
                     call_sites(&ct, &cb, &n.name)
                 });
-                self.code
-                    .bind_cache
-                    .sites
-                    .borrow_mut()
-                    .insert(key, found.clone());
+                super::locked(&self.code.bind_cache.sites).insert(key, found.clone());
                 found
             });
             if sites.is_empty() {

@@ -92,6 +92,13 @@ fn evaluate(expr: &str, env: &Env) -> Option<(Node, bool)> {
             seen.extend(w.split("::").filter(|p| !p.is_empty()));
         }
     }
+    // Member text the environment binds (`handle->pointer_mode`) is a word too.
+    seen.extend(
+        env.values
+            .keys()
+            .filter(|k| k.contains("->") && expr.contains(k.as_str()))
+            .map(String::as_str),
+    );
     let key: Key = (
         expr.to_string(),
         seen.iter()
@@ -836,6 +843,23 @@ mod tests {
             condition("loop: for (int i = 0; i < n; i++)", &e),
             Truth::Open("loop: for (int i = 0; i < n; i++)".into())
         );
+    }
+
+    #[test]
+    fn a_member_the_environment_binds_is_part_of_what_a_result_is_kept_under() {
+        let mode = |m| {
+            env(
+                &[
+                    ("handle->pointer_mode", Value::Int(m)),
+                    ("rocblas_pointer_mode_device", Value::Int(1)),
+                ],
+                &[],
+            )
+        };
+        let c = "handle->pointer_mode == rocblas_pointer_mode_device";
+        assert_eq!(condition(c, &mode(0)), Truth::False);
+        assert_eq!(condition(c, &mode(1)), Truth::True);
+        assert_eq!(condition(c, &mode(0)), Truth::False);
     }
 
     #[test]

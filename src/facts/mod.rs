@@ -18,10 +18,9 @@ pub mod code;
 pub mod eval;
 pub mod qa;
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::rc::Rc;
-use std::sync::OnceLock;
+
+use std::sync::{Arc, Mutex, OnceLock};
 
 use regex::Regex;
 
@@ -43,8 +42,8 @@ type DefKey = (String, String, String, u32);
 #[derive(Default)]
 pub struct CodeText {
     trees: HashMap<String, ExpandedTree>,
-    files: RefCell<HashMap<FileKey, Option<Rc<Text>>>>,
-    bodies: RefCell<HashMap<DefKey, Option<Rc<Body>>>>,
+    files: Mutex<HashMap<FileKey, Option<Arc<Text>>>>,
+    bodies: Mutex<HashMap<DefKey, Option<Arc<Body>>>>,
     /// Heads and call sites the binder read, for every graph after.
     bind_cache: bind::TextCache,
 }
@@ -55,33 +54,39 @@ impl CodeText {
         self.trees.insert(lib.to_string(), tree);
     }
 
-    fn text(&self, lib: &str, file: &str) -> Option<Rc<Text>> {
+    fn text(&self, lib: &str, file: &str) -> Option<Arc<Text>> {
         let key = (lib.to_string(), file.to_string());
-        if let Some(t) = self.files.borrow().get(&key) {
+        if let Some(t) = locked(&self.files).get(&key) {
             return t.clone();
         }
         let t = self
             .trees
             .get(lib)
             .and_then(|tr| tr.text(file))
-            .map(|s| Rc::new(Text::new(s)));
-        self.files.borrow_mut().insert(key, t.clone());
+            .map(|s| Arc::new(Text::new(s)));
+        locked(&self.files).insert(key, t.clone());
         t
     }
 
     /// The body of the definition a node stands for.
-    fn body(&self, n: &GraphNode) -> Option<(Rc<Text>, Rc<Body>)> {
+    fn body(&self, n: &GraphNode) -> Option<(Arc<Text>, Arc<Body>)> {
         let t = self.text(&n.lib, &n.file)?;
         let key = (n.lib.clone(), n.file.clone(), n.name.clone(), n.line);
-        if let Some(b) = self.bodies.borrow().get(&key) {
+        if let Some(b) = locked(&self.bodies).get(&key) {
             return b.clone().map(|b| (t.clone(), b));
         }
         let from = t.offset(n.line.min(n.start_line.max(1)));
         let to = t.offset(n.end_line.max(n.line) + 1);
-        let b = Scanner::new(&t.s).function(&n.name, from, to).map(Rc::new);
-        self.bodies.borrow_mut().insert(key, b.clone());
+        let b = Scanner::new(&t.s).function(&n.name, from, to).map(Arc::new);
+        locked(&self.bodies).insert(key, b.clone());
         b.map(|b| (t, b))
     }
+}
+
+/// A cache shared by the threads reading facts. A thread that panicked while holding
+/// it left at worst an entry missing, which is read again.
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 struct Detectors {

@@ -112,13 +112,23 @@ pub fn count_tokens(text: &str) -> usize {
 }
 
 /// A file's lines, shared between the slices that show it.
-pub type FileLines = std::rc::Rc<Vec<String>>;
+pub type FileLines = std::sync::Arc<Vec<String>>;
 
-/// The trees slices read from, by library name.
-#[derive(Debug, Clone, Default)]
+/// The trees slices read from, by library name. Shared by the threads that check
+/// entries: each file is read once.
+#[derive(Debug, Default)]
 pub struct Trees {
     roots: HashMap<String, PathBuf>,
-    files: std::cell::RefCell<HashMap<(String, String), FileLines>>,
+    files: std::sync::Mutex<HashMap<(String, String), FileLines>>,
+}
+
+impl Clone for Trees {
+    fn clone(&self) -> Trees {
+        Trees {
+            roots: self.roots.clone(),
+            files: std::sync::Mutex::new(self.files_read().clone()),
+        }
+    }
 }
 
 impl Trees {
@@ -168,7 +178,7 @@ impl Trees {
     /// The lines of a file (cached; files are read once per run).
     pub fn lines(&self, lib: &str, file: &str) -> Result<FileLines, SliceError> {
         let key = (lib.to_string(), file.to_string());
-        if let Some(l) = self.files.borrow().get(&key) {
+        if let Some(l) = self.files_read().get(&key) {
             return Ok(l.clone());
         }
         let path = self.path_of(lib, file)?;
@@ -180,9 +190,17 @@ impl Trees {
             .lines()
             .map(|l| l.to_string())
             .collect();
-        let rc = std::rc::Rc::new(lines);
-        self.files.borrow_mut().insert(key, rc.clone());
-        Ok(rc)
+        let shared = std::sync::Arc::new(lines);
+        self.files_read().insert(key, shared.clone());
+        Ok(shared)
+    }
+
+    /// The files read so far. A thread that panicked while holding them left at worst
+    /// a file missing, which is read again.
+    fn files_read(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), FileLines>> {
+        self.files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
