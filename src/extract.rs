@@ -419,8 +419,7 @@ pub fn plan_run(
     })
 }
 
-/// Fact entries each public API function should have at least.
-pub const MIN_FACT_ENTRIES: usize = 3;
+pub use crate::facts::qa::MIN_FACT_ENTRIES;
 
 /// The public API functions a run reads facts of (families kept by `--api`; every
 /// shard reads them all, see [`RunApis::owns`]), each family's members in

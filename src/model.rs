@@ -944,6 +944,15 @@ pub enum FactKind {
     /// A store in host code through a pointer parameter or into the handle
     /// (`*mode = handle->pointer_mode`, `handle->stream = stream_id`, `*size = ...`).
     Store,
+    /// The API's prototype in its public header: `returns` (the return type) and
+    /// `params` (`type name` per parameter, in order, joined by ` | `).
+    Declaration,
+    /// What the API's own definition returns past every branch (`return X;` at the top
+    /// level of its body): `returns`.
+    Return,
+    /// The API's own definition: where it is, and, for a function-try-block, what its
+    /// `catch` handler returns (`handler`).
+    Definition,
 }
 
 impl FactKind {
@@ -963,6 +972,9 @@ impl FactKind {
             FactKind::CrossLibrary => "cross-library",
             FactKind::RuntimeCall => "runtime-call",
             FactKind::Store => "store",
+            FactKind::Declaration => "declaration",
+            FactKind::Return => "return",
+            FactKind::Definition => "definition",
         }
     }
 }

@@ -290,3 +290,47 @@ fn fixture_stores_through_pointer_parameters_in_host_code_only() {
         "{stores:#?}"
     );
 }
+
+#[test]
+fn fixture_declaration_definition_and_return_of_an_api() {
+    let p = project();
+    let f = facts(p.path(), "rocfx", "rocfx_sgemv");
+    // rocfx-functions.h:101-112: ROCFX_EXPORT rocfx_status rocfx_sgemv(rocfx_handle
+    // handle, ..., rocfx_int incy); the export macro is not part of the type.
+    let d = find(
+        &f,
+        FactKind::Declaration,
+        "rocfx_sgemv",
+        "internal/rocfx-functions.h",
+        101,
+    );
+    assert_eq!(d.end_line, 112);
+    assert_eq!(d.values["returns"], "rocfx_status");
+    assert_eq!(d.values["count"], "12");
+    let params: Vec<&str> = d.values["params"].split(" | ").collect();
+    assert_eq!(params[0], "rocfx_handle handle");
+    assert_eq!(params[4], "const float* alpha");
+    assert_eq!(params[11], "rocfx_int incy");
+    // rocfx_gemv.cpp:16-35: a function-try-block whose catch(...) returns
+    // exception_to_rocfx_status() (:32-35); its body returns the impl's result (:30).
+    let def = find(
+        &f,
+        FactKind::Definition,
+        "rocfx_sgemv",
+        "blas2/rocfx_gemv.cpp",
+        16,
+    );
+    assert_eq!(def.values["handler"], "exception_to_rocfx_status()");
+    assert_eq!(def.end_line, 35);
+    let r = find(
+        &f,
+        FactKind::Return,
+        "rocfx_sgemv",
+        "blas2/rocfx_gemv.cpp",
+        30,
+    );
+    assert_eq!(
+        r.values["returns"],
+        "rocfx_gemv_impl(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy)"
+    );
+}

@@ -635,3 +635,72 @@ fn a_pointer_mode_rocsolver_sets_decides_the_branches_below_it() {
         229,
     );
 }
+
+#[test]
+fn bookkeeping_apis_state_their_declaration_definition_and_return() {
+    // rocblas-auxiliary.h:60-61: ROCBLAS_EXPORT rocblas_status rocblas_get_pointer_mode(
+    // rocblas_handle handle, rocblas_pointer_mode* pointer_mode); the definition names
+    // the second parameter `mode` (rocblas_auxiliary.cpp:48-49).
+    let f = facts("rocblas", "rocblas_get_pointer_mode");
+    let d = find(
+        &f,
+        FactKind::Declaration,
+        "rocblas_get_pointer_mode",
+        "library/include/internal/rocblas-auxiliary.h",
+        60,
+    );
+    assert_eq!(d.end_line, 61);
+    assert_eq!(d.values["returns"], "rocblas_status");
+    assert_eq!(
+        d.values["params"],
+        "rocblas_handle handle | rocblas_pointer_mode* pointer_mode"
+    );
+    // rocblas_auxiliary.cpp:48-64: `try { ... return rocblas_status_success; }` (:59),
+    // `catch(...) { return exception_to_rocblas_status(); }` (:61-64).
+    let def = find(
+        &f,
+        FactKind::Definition,
+        "rocblas_get_pointer_mode",
+        "library/src/rocblas_auxiliary.cpp",
+        48,
+    );
+    assert_eq!(def.end_line, 64);
+    assert_eq!(def.values["handler"], "exception_to_rocblas_status()");
+    let r = find(
+        &f,
+        FactKind::Return,
+        "rocblas_get_pointer_mode",
+        "library/src/rocblas_auxiliary.cpp",
+        59,
+    );
+    assert_eq!(r.values["returns"], "rocblas_status_success");
+    // rocblas_gemm.cpp:54-74: rocblas_sgemm_kernel_name has no handler and returns
+    // rocblas_status_not_implemented (:73) whatever it is given.
+    let f = facts("rocblas", "rocblas_sgemm_kernel_name");
+    let def = find(
+        &f,
+        FactKind::Definition,
+        "rocblas_sgemm_kernel_name",
+        "library/src/blas3/rocblas_gemm.cpp",
+        54,
+    );
+    assert!(!def.values.contains_key("handler"), "{:?}", def.values);
+    let r = find(
+        &f,
+        FactKind::Return,
+        "rocblas_sgemm_kernel_name",
+        "library/src/blas3/rocblas_gemm.cpp",
+        73,
+    );
+    assert_eq!(r.values["returns"], "rocblas_status_not_implemented");
+    // rocauxiliary_aliases.cpp:60-63: rocsolver_get_stream forwards to rocBLAS.
+    let f = facts("rocsolver", "rocsolver_get_stream");
+    let r = find(
+        &f,
+        FactKind::Return,
+        "rocsolver_get_stream",
+        "library/src/auxiliary/rocauxiliary_aliases.cpp",
+        62,
+    );
+    assert_eq!(r.values["returns"], "rocblas_get_stream(handle, stream)");
+}

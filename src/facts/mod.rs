@@ -355,7 +355,13 @@ impl<'a> FactReader<'a> {
 
     /// The facts of the graph's API.
     pub fn read(&self, g: &InterfaceGraph) -> ApiFacts {
-        let mut facts = Vec::new();
+        let mut facts: Vec<Fact> = g
+            .nodes
+            .first()
+            .filter(|n| n.kind == NodeKind::Api)
+            .and_then(|n| self.declaration(n))
+            .into_iter()
+            .collect();
         let binder = Binder::new(self.code, g);
         let mut kernel_values: HashMap<usize, Vec<ParamValues>> = HashMap::new();
         let mut reached: HashMap<usize, Option<Reach>> = HashMap::new();
@@ -400,6 +406,11 @@ impl<'a> FactReader<'a> {
                     for mut f in self.host_facts(&binder, i, n, computing[i]) {
                         under(&mut f, &reach);
                         facts.push(f);
+                    }
+                    // The API's own definition: what it returns past every branch.
+                    if i == 1 {
+                        facts.extend(self.entry_definition(n));
+                        facts.extend(self.entry_return(n));
                     }
                 }
                 _ => {}
@@ -827,6 +838,120 @@ impl<'a> FactReader<'a> {
 
     /// Argument checks, quick returns, size queries, pointer-mode branches and (with
     /// `runtime_calls`) HIP runtime calls in the host function `n`.
+    /// The prototype of API node `api` in its header: the return type and the
+    /// parameters as declared, export macros and attributes left out.
+    fn declaration(&self, api: &GraphNode) -> Option<Fact> {
+        let t = self.code.text(&api.lib, &api.file)?;
+        let line_at = t.offset(api.line);
+        let name_at = line_at + find_word(&t.s[line_at..], &api.name)?;
+        let open = name_at + t.s[name_at..].find('(')?;
+        if !t.s[name_at + api.name.len()..open].trim().is_empty() {
+            return None;
+        }
+        let close = Scanner::new(&t.s).matching(open);
+        if close <= open || close >= t.s.len() {
+            return None;
+        }
+        // The return type: back from the name to the end of what came before.
+        let head_from = t.s[..name_at]
+            .rfind([';', '}', '{', '#'])
+            .map_or(0, |i| i + 1);
+        let head_from =
+            head_from + t.s[head_from..name_at].len() - t.s[head_from..name_at].trim_start().len();
+        let returns = return_type(&t.s[head_from..name_at])?;
+        let params: Vec<String> = split_args(&t.s[open + 1..close], true)
+            .iter()
+            .map(|p| tidy(p.split_once('=').map_or(p.as_str(), |(a, _)| a)))
+            .filter(|p| !p.is_empty() && p != "void")
+            .collect();
+        let line = t.line_of(head_from).max(1);
+        let end = t.line_of(close);
+        let mut v = BTreeMap::new();
+        v.insert("returns".into(), returns);
+        v.insert("params".into(), params.join(" | "));
+        v.insert("count".into(), params.len().to_string());
+        Some(Fact {
+            kind: FactKind::Declaration,
+            subject: api.name.clone(),
+            function: api.name.clone(),
+            lib: api.lib.clone(),
+            file: api.file.clone(),
+            line,
+            end_line: end,
+            function_lines: (line, end),
+            values: v,
+            conditions: Vec::new(),
+            condition_sites: Vec::new(),
+        })
+    }
+
+    /// The API's own definition, and the handler of a function-try-block
+    /// (`f(...) try { ... } catch(...) { return exception_to_rocblas_status(); }`).
+    fn entry_definition(&self, n: &GraphNode) -> Option<Fact> {
+        let (t, b) = self.code.body(n)?;
+        let before = t.s[..b.open].trim_end();
+        let tried = before.ends_with("try")
+            && !before[..before.len() - 3]
+                .ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        let mut v = BTreeMap::new();
+        let mut end = t.line_of(b.close);
+        if tried {
+            let after = b.close + 1;
+            let rest = &t.s[after..];
+            let lead = rest.len() - rest.trim_start().len();
+            if rest[lead..].starts_with("catch") {
+                let open = after + lead + rest[lead..].find('{')?;
+                let close = Scanner::new(&t.s).matching(open);
+                let handler = tidy(t.s.get(open + 1..close)?);
+                if let Some(c) = detectors().ret_any.captures(&handler) {
+                    v.insert("handler".into(), c[1].to_string());
+                }
+                end = t.line_of(close);
+            }
+        }
+        let line = n.start_line.max(1).min(n.line.max(1));
+        Some(Fact {
+            kind: FactKind::Definition,
+            subject: n.name.clone(),
+            function: n.name.clone(),
+            lib: n.lib.clone(),
+            file: n.file.clone(),
+            line,
+            // Within the definition as the graph holds it: the lines its slice shows.
+            end_line: end.min(n.end_line.max(line)).max(line),
+            function_lines: (n.start_line, n.end_line),
+            values: v,
+            conditions: Vec::new(),
+            condition_sites: Vec::new(),
+        })
+    }
+
+    /// The first `return X;` at the top level of the API's own definition: what it
+    /// returns once no branch before has (a forward to its implementation, a status).
+    fn entry_return(&self, n: &GraphNode) -> Option<Fact> {
+        let (t, b) = self.code.body(n)?;
+        let s = b.stmts.iter().find(|s| {
+            s.conds.is_empty() && t.s[s.start..s.end].trim_start().starts_with("return")
+        })?;
+        let text = tidy(&t.s[s.start..s.end]);
+        let returns = detectors().ret_any.captures(&text)?[1].to_string();
+        let mut v = BTreeMap::new();
+        v.insert("returns".into(), returns);
+        Some(Fact {
+            kind: FactKind::Return,
+            subject: n.name.clone(),
+            function: n.name.clone(),
+            lib: n.lib.clone(),
+            file: n.file.clone(),
+            line: t.line_of(s.start),
+            end_line: t.line_of(s.end.saturating_sub(1).max(s.start)),
+            function_lines: (n.start_line, n.end_line),
+            values: v,
+            conditions: Vec::new(),
+            condition_sites: Vec::new(),
+        })
+    }
+
     fn host_facts(
         &self,
         binder: &Binder,
@@ -1395,6 +1520,20 @@ pub fn describe(f: &Fact) -> String {
         ),
         FactKind::CrossLibrary => format!("{} calls {} ({})", f.function, f.subject, v("callee")),
         FactKind::Store => format!("{} sets {} = {}", f.function, v("target"), v("value")),
+        FactKind::Declaration => format!(
+            "{} is declared as returning {} with parameters ({})",
+            f.subject,
+            v("returns"),
+            v("params").replace(" | ", ", ")
+        ),
+        FactKind::Return => format!("{} returns {}", f.function, v("returns")),
+        FactKind::Definition => match f.values.get("handler") {
+            Some(h) => format!(
+                "{} is defined here; an exception in it returns {h}",
+                f.function
+            ),
+            None => format!("{} is defined here, with no exception handler", f.function),
+        },
         FactKind::RuntimeCall => {
             let times = match f.values.get("count") {
                 Some(n) => format!(" {n} times"),
@@ -1412,6 +1551,70 @@ pub fn describe(f: &Fact) -> String {
         format!(" [if {}]", f.conditions.join("; "))
     };
     format!("{at:<50} {:<15} {what}{cond}", f.kind.label())
+}
+
+/// Where `word` first occurs in `s` as a whole identifier.
+fn find_word(s: &str, word: &str) -> Option<usize> {
+    let is_id = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut from = 0;
+    while let Some(k) = s[from..].find(word) {
+        let at = from + k;
+        let before = s[..at].chars().next_back().is_some_and(is_id);
+        let after = s[at + word.len()..].chars().next().is_some_and(is_id);
+        if !before && !after {
+            return Some(at);
+        }
+        from = at + word.len();
+    }
+    None
+}
+
+/// The return type written before a function's name, without what only the build
+/// reads there: `extern "C"`, attributes, `__declspec(...)`, and all-capitals macro
+/// words (`ROCBLAS_EXPORT`, `ROCSOLVER_EXPORT`, a deprecation macro with its argument).
+fn return_type(head: &str) -> Option<String> {
+    let mut s = head.replace("extern \"C\"", " ");
+    for marker in ["__attribute__", "__declspec", "[["] {
+        while let Some(at) = s.find(marker) {
+            let open = if marker == "[[" {
+                at
+            } else {
+                match s[at..].find('(') {
+                    Some(k) => at + k,
+                    None => break,
+                }
+            };
+            let close = if marker == "[[" {
+                s[at..].find("]]").map_or(s.len(), |k| at + k + 2)
+            } else {
+                (Scanner::new(&s).matching(open) + 1).min(s.len())
+            };
+            s.replace_range(at..close, " ");
+        }
+    }
+    // A macro word with an argument list: `ROCBLAS_DEPRECATED_MSG("...")`.
+    let words: Vec<&str> = s.split_whitespace().collect();
+    let mut kept: Vec<&str> = Vec::new();
+    let mut skip_parens = 0i32;
+    for w in words {
+        if skip_parens > 0 {
+            skip_parens += w.matches('(').count() as i32 - w.matches(')').count() as i32;
+            continue;
+        }
+        let bare = w.split('(').next().unwrap_or(w);
+        let macro_word = bare.len() > 1
+            && bare
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+            && bare.chars().any(|c| c.is_ascii_uppercase());
+        if macro_word {
+            skip_parens = w.matches('(').count() as i32 - w.matches(')').count() as i32;
+            continue;
+        }
+        kept.push(w);
+    }
+    let t = tidy(&kept.join(" "));
+    (!t.is_empty() && !t.contains(['(', ')', '"'])).then_some(t)
 }
 
 #[cfg(test)]

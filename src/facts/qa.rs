@@ -508,7 +508,59 @@ fn statement(f: &Fact) -> Option<String> {
             value("value")?,
             value("target")?,
         ),
+        FactKind::Declaration => {
+            let params: Vec<String> = slot(f, "params")
+                .map(|p| p.split(" | ").map(param).collect())
+                .unwrap_or_default();
+            let takes = match params.len() {
+                0 => "takes no parameters".to_string(),
+                1 => format!("takes one parameter, {}", params[0]),
+                n => format!("takes {n} parameters, in order: {}", listed_all(&params)),
+            };
+            format!(
+                "{} is declared at {at}: it returns {} and {takes}.",
+                code(subject(f)?),
+                value("returns")?
+            )
+        }
+        FactKind::Return => format!(
+            "{func} returns {} once no earlier branch has returned ({at}).",
+            value("returns")?
+        ),
+        FactKind::Definition => match value("handler") {
+            Some(h) => format!(
+                "{func} is defined at {at} as a function-try-block: an exception thrown in its body is caught by `catch(...)`, which returns {h}, so none leaves the C interface."
+            ),
+            None => format!("{func} is defined at {at}, with no exception handler of its own."),
+        },
     })
+}
+
+/// A declared parameter (`const float* alpha`) as its name and type in code spans;
+/// an unnamed one by its type.
+fn param(p: &str) -> String {
+    let p = p.trim();
+    let arrays = p.find('[').map_or("", |i| &p[i..]);
+    let head = p[..p.len() - arrays.len()].trim_end();
+    let name_from = head
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(0, |i| i + 1);
+    let (ty, name) = head.split_at(name_from);
+    let ty = ty.trim();
+    let keyword = matches!(name, "const" | "int" | "float" | "double" | "char" | "void");
+    if ty.is_empty() || name.is_empty() || keyword || ty.ends_with("::") {
+        return code(p);
+    }
+    format!("{} ({})", code(name), code(&format!("{ty}{arrays}")))
+}
+
+/// Every item, joined as prose (`a, b and c`).
+fn listed_all(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 /// A launch argument as the facts hold it (`expr`, `name = dim3(args)`, either with
@@ -634,8 +686,69 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
     }
     let stores = kinds(af, &[FactKind::Store]);
     out.extend(stated_unit(&STORES, "", store_sentences(&stores)));
+    // An API with little code of its own (host bookkeeping, a forward to another
+    // library) is also asked how it is declared and what its definition returns; the
+    // others are not, so that prototypes do not crowd out what the code does.
+    if out.len() < MIN_FACT_ENTRIES {
+        for (tpl, kind) in [
+            (&DECLARATION, FactKind::Declaration),
+            (&RETURN, FactKind::Return),
+            (&DEFINITION, FactKind::Definition),
+        ] {
+            out.extend(unit(tpl, "", &kinds(af, &[kind]), statement));
+        }
+    }
     out
 }
+
+/// The fact entries every API should have at least; the manifest names those with
+/// fewer, and why.
+pub const MIN_FACT_ENTRIES: usize = 3;
+
+const DECLARATION: Template = Template {
+    id: "facts-declaration",
+    category: "semantics",
+    questions: [
+        "What is the C prototype of {apis}: where is it declared, what does it return and which parameters does it take, in order?",
+        "Which header declares {apis}, and what are its return type and parameters?",
+        "How is {apis} declared in the public header: return type, parameter names and types?",
+    ],
+    intros: [
+        "From the public header:",
+        "The declaration reads:",
+        "As the header declares it:",
+    ],
+};
+
+const DEFINITION: Template = Template {
+    id: "facts-definition",
+    category: "edge-cases",
+    questions: [
+        "Where is {apis} defined, and what happens when an exception is thrown inside it?",
+        "Which source file defines {apis}, and does an exception thrown in its body escape to the caller?",
+        "Where is the definition of {apis}, and how does it treat a C++ exception raised while it runs?",
+    ],
+    intros: [
+        "The definition:",
+        "Read off the source:",
+        "Where the C interface is implemented:",
+    ],
+};
+
+const RETURN: Template = Template {
+    id: "facts-return",
+    category: "semantics",
+    questions: [
+        "What does the definition of {apis} return once no earlier branch has returned?",
+        "Where does the definition of {apis} hand back its result, and what does it return there?",
+        "Past its checks, what does the body of {apis} return?",
+    ],
+    intros: [
+        "In the API's own definition:",
+        "Read off the definition:",
+        "The definition ends its work with:",
+    ],
+};
 
 const DEVICE_MEMORY: Template = Template {
     id: "facts-device-memory",
@@ -695,6 +808,8 @@ fn role_of(kind: FactKind) -> PieceRole {
         | FactKind::Barrier
         | FactKind::Atomic
         | FactKind::Wavefront => PieceRole::Kernel,
+        FactKind::Declaration => PieceRole::Declaration,
+        FactKind::Return | FactKind::Definition => PieceRole::Entry,
         _ => PieceRole::Host,
     }
 }
