@@ -91,6 +91,8 @@ fn fixture_scal_launch_checks_and_bounds() {
     );
     assert_eq!(b.values["bounds"], "NB");
     assert_eq!(b.values["value"], "256");
+    // The macro that writes the bounds is kept as the code says it.
+    assert_eq!(b.values["written"], "ROCFX_KERNEL(NB)");
     // rocfx_scal_imp.hpp:31-32: if(!handle) return rocfx_status_invalid_handle;
     let c = find(
         &f,
@@ -146,6 +148,30 @@ fn fixture_solver_cross_library_and_loop_conditions() {
         79,
     );
     assert_eq!(s.conditions.last().map(String::as_str), Some("m - j <= 64"));
+    // roclapack_getf2_specialized_kernels.hpp:12: `__launch_bounds__(ROCFXSOLVER_SSKER_MAX_M)`,
+    // a macro for 64: the number is the limit, the macro what the code writes.
+    let b = find(
+        &f,
+        FactKind::LaunchBounds,
+        "getf2_small_kernel",
+        "specialized/roclapack_getf2_specialized_kernels.hpp",
+        12,
+    );
+    assert_eq!(b.values["value"], "64");
+    assert_eq!(
+        b.values["written"],
+        "__launch_bounds__(ROCFXSOLVER_SSKER_MAX_M)"
+    );
+    // roclapack_getf2.hpp:40: `__launch_bounds__(BS2)` says what it expands to: no
+    // second form.
+    let i = find(
+        &f,
+        FactKind::LaunchBounds,
+        "getf2_iamax",
+        "lapack/roclapack_getf2.hpp",
+        40,
+    );
+    assert!(!i.values.contains_key("written"), "{:?}", i.values);
     assert!(
         l.conditions.iter().any(|c| c.starts_with("loop: for")),
         "{:?}",

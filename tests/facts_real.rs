@@ -78,6 +78,7 @@ fn sscal_launches_with_nb_256_and_never_the_half_kernel() {
         27,
     );
     assert_eq!(b.values["value"], "256");
+    assert_eq!(b.values["written"], "ROCBLAS_KERNEL(DIM_X)");
     // rocblas_scal_imp.hpp:88-89 and 93-96: quick returns, one only in host pointer mode.
     let q = find(
         &f,
@@ -468,6 +469,11 @@ fn sgetf2_specialized_kernels_under_their_run_time_choice() {
     assert_eq!(p.values["grid"], "grid = dim3(blocks, batch_count, 1)");
     // :638-644: the pivot search per column, dim3 threadsMax(IAMAX_THDS, 1, 1) = 1024.
     let m = find(&f, FactKind::Launch, "getf2_iamax", g, 640);
+    // :158: `__launch_bounds__(IAMAX_THDS)`, with `#define IAMAX_THDS 1024` at :44: the
+    // number is the limit, the macro what the code writes.
+    let b = find(&f, FactKind::LaunchBounds, "getf2_iamax", g, 158);
+    assert_eq!(b.values["value"], "1024");
+    assert_eq!(b.values["written"], "__launch_bounds__(IAMAX_THDS)");
     assert_eq!(m.values["block_threads"], "1024");
     // `if(pivot)` (:640) is decided: rocsolver_sgetf2 passes pivot = true
     // (roclapack_getf2.cpp), so only the column loop is left around the launch.

@@ -68,6 +68,12 @@ impl CodeText {
         t
     }
 
+    /// Line `line` of a file as written (comments blanked), macros unexpanded.
+    fn written_line(&self, lib: &str, file: &str, line: u32) -> Option<&str> {
+        let s = self.trees.get(lib)?.written(file)?;
+        s.lines().nth(line.checked_sub(1)? as usize)
+    }
+
     /// The body of the definition a node stands for.
     fn body(&self, n: &GraphNode) -> Option<(Arc<Text>, Arc<Body>)> {
         let t = self.text(&n.lib, &n.file)?;
@@ -754,12 +760,17 @@ impl<'a> FactReader<'a> {
                 if let Some(x) = eval_int(&substitute(&arg, kv)) {
                     v.insert("value".into(), x.to_string());
                 }
-                out.push(fact(
-                    FactKind::LaunchBounds,
-                    &n.name,
-                    t.line_of(head_from + m.start()),
-                    v,
-                ));
+                let line = t.line_of(head_from + m.start());
+                // Where a macro writes the bounds (`ROCBLAS_KERNEL(NB)`), the answer
+                // names what the code says, not only what it expands to.
+                if let Some(w) = self
+                    .code
+                    .written_line(&n.lib, &n.file, line)
+                    .and_then(|l| bounds_macro(l, &arg))
+                {
+                    v.insert("written".into(), w);
+                }
+                out.push(fact(FactKind::LaunchBounds, &n.name, line, v));
             }
         }
         let body = &t.s[b.open..b.close];
@@ -1551,6 +1562,43 @@ pub fn describe(f: &Fact) -> String {
         format!(" [if {}]", f.conditions.join("; "))
     };
     format!("{at:<50} {:<15} {what}{cond}", f.kind.label())
+}
+
+/// How a written line states a kernel's launch bounds `arg` (as expanded) where it
+/// says it otherwise: the macro call passing it (`ROCBLAS_KERNEL(NB)` for
+/// `__launch_bounds__(NB)`), or `__launch_bounds__` of a macro name
+/// (`__launch_bounds__(IAMAX_THDS)` for `__launch_bounds__(1024)`); `None` where the
+/// line writes what the expansion reads.
+fn bounds_macro(line: &str, arg: &str) -> Option<String> {
+    static CALL: OnceLock<Regex> = OnceLock::new();
+    let call = CALL.get_or_init(|| {
+        Regex::new(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
+            .expect("static regex")
+    });
+    let want = squash_parens(arg);
+    if line.contains("__launch_bounds__") {
+        return call
+            .captures_iter(line)
+            .find(|c| &c[1] == "__launch_bounds__")
+            .filter(|c| squash_parens(&c[2]) != want)
+            .map(|c| tidy(&c[0]));
+    }
+    let all_caps = |n: &str| {
+        n.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    };
+    call.captures_iter(line)
+        .find(|c| all_caps(&c[1]) && squash_parens(&c[2]) == want)
+        .map(|c| tidy(&c[0]))
+}
+
+/// Text with whitespace and enclosing parentheses dropped, to compare arguments.
+fn squash_parens(s: &str) -> String {
+    let mut t: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    while t.starts_with('(') && t.ends_with(')') && t.len() >= 2 {
+        t = t[1..t.len() - 1].to_string();
+    }
+    t
 }
 
 /// Where `word` first occurs in `s` as a whole identifier.

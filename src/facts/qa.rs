@@ -442,13 +442,24 @@ fn statement(f: &Fact) -> Option<String> {
     let value = |key: &str| slot(f, key).map(code);
     Some(match f.kind {
         FactKind::Launch => format!("{func} launches {} ({at}){when}.", code(subject(f)?)),
-        FactKind::LaunchBounds => format!(
-            "The kernel is declared with {}{} ({at}).",
-            code(&format!("__launch_bounds__({})", slot(f, "bounds")?)),
-            slot(f, "value")
-                .map(|v| format!(", that is at most {v} threads per block"))
-                .unwrap_or_default(),
-        ),
+        FactKind::LaunchBounds => {
+            let bounds = slot(f, "bounds")?;
+            let expanded = code(&format!("__launch_bounds__({bounds})"));
+            let value = slot(f, "value");
+            // A number already says the limit: `__launch_bounds__(1024)` is not
+            // repeated after `__launch_bounds__(IAMAX_THDS)`.
+            let (declared, limit) = match slot(f, "written") {
+                Some(w) if value == Some(bounds) => (code(w), ", that is at most"),
+                Some(w) => (format!("{}, which expands to {expanded}", code(w)), ": at most"),
+                None => (expanded, ", that is at most"),
+            };
+            format!(
+                "The kernel is declared with {declared}{} ({at}).",
+                value
+                    .map(|v| format!("{limit} {v} threads per block"))
+                    .unwrap_or_default(),
+            )
+        }
         FactKind::SharedMemory if f.subject == "dynamic" => {
             format!("dynamically sized shared memory, sized by the launch ({at}).")
         }
@@ -1084,6 +1095,56 @@ mod tests {
             conditions: conditions.iter().map(|c| c.to_string()).collect(),
             condition_sites: Vec::new(),
         }
+    }
+
+    #[test]
+    fn launch_bounds_are_stated_as_written_then_as_expanded() {
+        let at = "library/src/auxiliary/rocauxiliary_bdsqr.hpp:402";
+        let macro_call = fact(
+            FactKind::LaunchBounds,
+            &[
+                ("bounds", "DIM_X"),
+                ("value", "256"),
+                ("written", "ROCBLAS_KERNEL(DIM_X)"),
+            ],
+            &[],
+        );
+        assert_eq!(
+            statement(&macro_call).as_deref(),
+            Some(&*format!(
+                "The kernel is declared with `ROCBLAS_KERNEL(DIM_X)`, which expands to \
+                 `__launch_bounds__(DIM_X)`: at most 256 threads per block ({at})."
+            ))
+        );
+        // A named constant: the number is not repeated as a second spelling.
+        let named = fact(
+            FactKind::LaunchBounds,
+            &[
+                ("bounds", "1024"),
+                ("value", "1024"),
+                ("written", "__launch_bounds__(IAMAX_THDS)"),
+            ],
+            &[],
+        );
+        assert_eq!(
+            statement(&named).as_deref(),
+            Some(&*format!(
+                "The kernel is declared with `__launch_bounds__(IAMAX_THDS)`, that is at \
+                 most 1024 threads per block ({at})."
+            ))
+        );
+        let plain = fact(
+            FactKind::LaunchBounds,
+            &[("bounds", "64"), ("value", "64")],
+            &[],
+        );
+        assert_eq!(
+            statement(&plain).as_deref(),
+            Some(&*format!(
+                "The kernel is declared with `__launch_bounds__(64)`, that is at most 64 \
+                 threads per block ({at})."
+            ))
+        );
     }
 
     #[test]

@@ -683,6 +683,13 @@ impl ExpandedTree {
         let id = *self.ids.get(rel)?;
         Some(self.prep.preprocess(id).text)
     }
+
+    /// A file's text as written, comments blanked, line for line with [`Self::text`];
+    /// `None` if it is not indexed.
+    pub fn written(&self, rel: &str) -> Option<&str> {
+        let id = *self.ids.get(rel)?;
+        self.prep.cleaned.get(id).map(|(s, _)| s.as_str())
+    }
 }
 
 /// Resolves `#include "x"` / `<x>` written in file `from`: its own folder first (quoted
