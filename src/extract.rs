@@ -1112,6 +1112,8 @@ pub struct RunContext<'a> {
     pub known: &'a KnownNames,
     /// The facts of the run's APIs, for the fact check.
     pub facts: Option<&'a crate::validate::factcheck::FactIndex<'a>>,
+    /// The libraries' public APIs and the templates, for an entry's own fields.
+    pub catalogue: &'a crate::validate::provenance::Catalogue,
     /// Similarity from which two entries are duplicates.
     pub dedup_threshold: f64,
     /// The ROCm compiler, for answers that carry code.
@@ -1453,6 +1455,7 @@ impl<'p> Judge<'_, '_, 'p> {
             trees: self.w.cx.trees,
             known: self.w.cx.known,
             facts: self.w.cx.facts,
+            catalogue: self.w.cx.catalogue,
         };
         let checked = answer.and_then(|a| {
             let checked = check_reply(q, s, &a, &g);

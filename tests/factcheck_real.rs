@@ -162,7 +162,7 @@ fn entry(s: &Subject, n: usize, answer: &str) -> Entry {
         variant: String::new(),
         call_path: s.slice.iter().skip(1).map(|p| p.name.clone()).collect(),
         category: "api-to-kernel".into(),
-        template_id: "a2k.hand-written".into(),
+        template_id: "a2k.launch-config".into(),
         template_version: 1,
         difficulty: "L2".into(),
         question: format!(

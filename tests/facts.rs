@@ -251,7 +251,12 @@ fn fixture_fact_check_rejects_contradictions_and_keeps_right_values() {
         let mut e = base.clone();
         e["id"] = format!("rocfx-{k:016x}").into();
         e["answer"] = answer.clone().into();
+        // A model's answer, as the LLM path writes it: a question template, a model.
         e["generator"] = "llm".into();
+        e["model"] = "hand-written".into();
+        e["template_id"] = "a2k.launch-config".into();
+        e["category"] = "api-to-kernel".into();
+        e["api"] = "rocfx_sscal".into();
         e["apis"] = serde_json::json!(["rocfx_sscal"]);
         lines.push_str(&e.to_string());
         lines.push('\n');

@@ -197,6 +197,7 @@ fn good() -> Vec<Entry> {
         "Like rocblas_scal_kernel, give each thread one element, with index blockIdx.x * blockDim.x + threadIdx.x, and guard with i < n; the `scale_rows` kernel below launches with 256 threads per block.",
         &[(SCAL, 37, 37), (SCAL, 48, 48)]);
     e.category = "implementation".into();
+    e.template_id = "impl.rewrite-kernel".into();
     e.code = Some(KERNEL_CODE.into());
     v.push(e);
     v
@@ -453,6 +454,82 @@ fn defects(good: &[Entry]) -> Vec<Defect> {
     let mut e = next(19);
     rewrite(&mut e, "rocblas_sscal calls rocblas_internal_scal_template of , defined at : (library/src/blas1/rocblas_scal_kernels.hpp:182-230).");
     push(e, Some("empty-slot"), &mut out);
+    // The form of the text: what a model leaves when it is cut off, loops, thinks aloud
+    // or answers in another language, and what a server's bytes do to it.
+    let mut e = next(20);
+    e.answer = format!(
+        "<think>The user wants the block size.</think>\n{}",
+        e.answer
+    );
+    push(e, Some("model-markup"), &mut out);
+    let mut e = next(21);
+    e.answer = format!("Okay, so let me look at the launcher first. {}", e.answer);
+    push(e, Some("model-markup"), &mut out);
+    let mut e = next(22);
+    let cut = e.answer.len() * 2 / 3;
+    let cut = (cut..e.answer.len())
+        .find(|&i| e.answer.is_char_boundary(i) && e.answer[i..].starts_with(" the"))
+        .unwrap_or(cut);
+    e.answer = format!("{} the", &e.answer[..cut]);
+    push(e, Some("truncated"), &mut out);
+    let mut e = next(23);
+    e.answer = format!(
+        "{} The block is built as:\n```cpp\ndim3 threads(NB);",
+        e.answer
+    );
+    push(e, Some("unbalanced-markdown"), &mut out);
+    let mut e = next(1);
+    e.answer = "它只在 `alpha != 1 && tid < n` 成立时写入，所以单位 alpha 不改变 x，超出 n 的线程什么也不做。".into();
+    push(e, Some("not-english"), &mut out);
+    let mut e = next(2);
+    e.answer = format!("{0} {0} {0} {0}", e.answer);
+    push(e, Some("repetition"), &mut out);
+    let mut e = next(3);
+    rewrite(
+        &mut e,
+        "The product is computed in {compute_type} before it is cast back to T and stored.",
+    );
+    push(e, Some("empty-slot"), &mut out);
+    let mut e = next(4);
+    e.answer = format!("{}\u{1b}[0m", e.answer);
+    push(e, Some("control-characters"), &mut out);
+    let mut e = next(5);
+    e.question = format!("What does {{api}} return for n <= 0? ({})", e.id);
+    push(e, Some("question-form"), &mut out);
+    let mut e = next(6);
+    e.question = format!("The scal kernels of rocBLAS, {}", e.id);
+    push(e, Some("question-form"), &mut out);
+    // What the entry says of itself: its API, family, template and generator, checked
+    // against the library's index and the templates.
+    let mut e = next(7);
+    e.apis.push("rocblas_sgemv".into());
+    push(e, Some("provenance"), &mut out);
+    let mut e = next(8);
+    e.api = "rocsolver_sgetrf".into();
+    e.apis = vec!["rocsolver_sgetrf".into()];
+    push(e, Some("provenance"), &mut out);
+    let mut e = next(9);
+    e.family = "axpy".into();
+    push(e, Some("provenance"), &mut out);
+    let mut e = next(10);
+    e.template_id = "semantics.invented".into();
+    push(e, Some("provenance"), &mut out);
+    let mut e = next(11);
+    e.category = "edge-cases".into();
+    push(e, Some("provenance"), &mut out);
+    let mut e = next(12);
+    e.generator = "facts".into();
+    push(e, Some("provenance"), &mut out);
+    let mut e = next(13);
+    e.model.clear();
+    push(e, Some("provenance"), &mut out);
+    let mut e = next(14);
+    e.slice_id = "rocblas:5.5.1:scal".into();
+    push(e, Some("provenance"), &mut out);
+    let mut e = next(15);
+    e.id = good[15].id.clone();
+    rewrite(&mut e, "Each thread of rocblas_axpy_kernel adds alpha times its element of x to y, once `if(alpha)` holds.");
+    push(e, Some("duplicate-id"), &mut out);
     out
 }
 
@@ -532,9 +609,13 @@ fn good_entries_are_kept_and_planted_defects_caught() {
             .find(|r| r["id"] == id)
             .map(|r| format!("{}: {}", r["reason"].as_str().unwrap(), r["detail"]))
     };
+    // By what is kept: a planted duplicate id's reject carries a good entry's id.
+    let kept_ids: std::collections::BTreeSet<&str> =
+        kept.iter().map(|e| e["id"].as_str().unwrap()).collect();
     let good_rejected: Vec<String> = good
         .iter()
-        .filter_map(|e| reason(&e.id).map(|r| format!("{} {r}", e.id)))
+        .filter(|e| !kept_ids.contains(e.id.as_str()))
+        .map(|e| format!("{} {:?}", e.id, reason(&e.id)))
         .collect();
     assert!(
         good_rejected.is_empty(),

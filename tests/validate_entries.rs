@@ -168,6 +168,7 @@ fn planted_defects_are_caught_with_their_reasons() {
             &format!("Variant {n}: like rocblas_scal_kernel, one thread handles one element, index tid = blockIdx.x * DIM_X + threadIdx.x; this sketch number {n} keeps that mapping."),
         );
         e.category = "implementation".into();
+        e.template_id = "impl.rewrite-kernel".into();
         e.code = Some(code.into());
         e
     };

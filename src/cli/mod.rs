@@ -971,10 +971,13 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     tracing::info!(ms = t_phase.elapsed().as_millis() as u64, "Facts read.");
     let t_phase = std::time::Instant::now();
     let fact_index = crate::validate::factcheck::FactIndex::new(&facts);
+    let catalogue =
+        crate::validate::provenance::Catalogue::new(&indexes, template_keys(&templates));
     let grounding = crate::validate::Grounding {
         trees: &trees,
         known: &known,
         facts: Some(&fact_index),
+        catalogue: &catalogue,
     };
     let report = crate::extract::write_fact_entries(
         &apis,
@@ -1062,6 +1065,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         trees: &trees,
         known: &known,
         facts: Some(&fact_index),
+        catalogue: &catalogue,
         dedup_threshold: crate::validate::dedup::DEFAULT_THRESHOLD,
         compiler: &compiler,
         group_questions: a.group_questions,
@@ -1305,6 +1309,15 @@ fn run_check(layout: &Layout) -> Result<i32> {
     Ok(0)
 }
 
+/// What an entry's provenance check knows of each question template.
+fn template_keys(
+    templates: &[crate::question::Template],
+) -> impl Iterator<Item = (String, String, u32, bool)> + '_ {
+    templates
+        .iter()
+        .map(|t| (t.id.clone(), t.category.clone(), t.version, t.mutate))
+}
+
 fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
     use crate::validate::file::{eval_item, read_entries, validate_entries, FileJob};
     let project = ProjectFile::load(&layout.project_file())?;
@@ -1398,6 +1411,8 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
         earlier.extend(crate::emit::read_jsonl::<crate::model::Entry>(p)?);
     }
     let fact_index = crate::validate::factcheck::FactIndex::new(&facts);
+    let templates = crate::question::load_templates(&layout.root.join(&project.extract.templates))?;
+    let catalogue = crate::validate::provenance::Catalogue::new(&refs, template_keys(&templates));
     let outcome = validate_entries(
         file,
         &FileJob {
@@ -1405,6 +1420,7 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
                 trees: &trees,
                 known: &known,
                 facts: Some(&fact_index),
+                catalogue: &catalogue,
             },
             pins: &pins,
             compiler: &compiler,

@@ -29,6 +29,29 @@ struct Template {
     intros: [&'static str; 3],
 }
 
+/// Every fact template as `(id, category)`: what an entry with `generator: facts` may
+/// name as its `template_id`.
+pub fn template_ids() -> Vec<(&'static str, &'static str)> {
+    [
+        &KERNELS,
+        &LAUNCH_CONFIG,
+        &DEVICE,
+        &ARG_CHECKS,
+        &QUICK_RETURNS,
+        &POINTER_MODE,
+        &CROSS_LIBRARY,
+        &RUNTIME_CALLS,
+        &STORES,
+        &DECLARATION,
+        &DEFINITION,
+        &RETURN,
+        &DEVICE_MEMORY,
+    ]
+    .iter()
+    .map(|t| (t.id, t.category))
+    .collect()
+}
+
 const KERNELS: Template = Template {
     id: "facts-kernels",
     category: "api-to-kernel",
@@ -601,7 +624,7 @@ fn launch_arg(v: &str) -> String {
     out
 }
 
-/// The sentence of a launch site's configuration.
+/// What a launch passes, after its site: `grid G, block B, dynamic LDS L[, only when C].`
 fn launch_config(f: &Fact) -> Option<String> {
     let lds = slot(f, "lds")?;
     let lds = if lds.ends_with(" bytes") && lds[..lds.len() - 6].parse::<i64>().is_ok() {
@@ -610,13 +633,46 @@ fn launch_config(f: &Fact) -> Option<String> {
         code(lds)
     };
     Some(format!(
-        "{} ({}): grid {}, block {}, dynamic LDS {lds}{}.",
-        code(&f.function),
-        at(f),
+        "grid {}, block {}, dynamic LDS {lds}{}.",
         launch_arg(slot(f, "grid")?),
         launch_arg(slot(f, "block")?),
         when(f)
     ))
+}
+
+/// One sentence per distinct launch configuration, naming every site that passes it:
+/// twelve `rocblasCall_gemm` sites launching with the same grid, block and LDS are one
+/// line, not twelve that say the same.
+fn launch_config_sentences<'a>(facts: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
+    let mut groups: Vec<(String, Vec<&'a Fact>)> = Vec::new();
+    for f in facts {
+        let Some(config) = launch_config(f) else {
+            tracing::debug!(at = %at(f), "A launch with an empty value is left out of its answer.");
+            continue;
+        };
+        match groups.iter_mut().find(|(c, _)| *c == config) {
+            Some((_, g)) => g.push(*f),
+            None => groups.push((config, vec![*f])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(config, sites)| {
+            let mut by_function: Vec<(&str, Vec<String>)> = Vec::new();
+            for f in &sites {
+                match by_function.iter_mut().find(|(n, _)| *n == f.function) {
+                    Some((_, ats)) => ats.push(at(f)),
+                    None => by_function.push((&f.function, vec![at(f)])),
+                }
+            }
+            let named: Vec<String> = by_function
+                .iter()
+                .map(|(n, ats)| format!("{} ({})", code(n), ats.join("; ")))
+                .collect();
+            let refs: Vec<&str> = named.iter().map(String::as_str).collect();
+            (format!("{}: {config}", listed(&refs)), sites)
+        })
+        .collect()
 }
 
 fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
@@ -625,7 +681,7 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
     out.extend(unit(&KERNELS, "", &launches, statement));
     let kernels: BTreeSet<&str> = launches.iter().map(|f| f.subject.as_str()).collect();
     for k in kernels {
-        let mut facts: Vec<&Fact> = launches
+        let facts: Vec<&Fact> = launches
             .iter()
             .filter(|f| f.subject == k)
             .copied()
@@ -634,17 +690,13 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             .facts
             .iter()
             .find(|f| f.kind == FactKind::LaunchBounds && f.subject == k);
+        let mut stated: Vec<(String, Vec<&Fact>)> = Vec::new();
         if let Some(b) = bounds {
             // First, so a long list of sites never crowds it out.
-            facts.insert(0, b);
+            stated.extend(statement(b).map(|l| (l, vec![b])));
         }
-        out.extend(unit(&LAUNCH_CONFIG, k, &facts, |f| {
-            if f.kind == FactKind::LaunchBounds {
-                statement(f)
-            } else {
-                launch_config(f)
-            }
-        }));
+        stated.extend(launch_config_sentences(&facts));
+        out.extend(stated_unit(&LAUNCH_CONFIG, k, stated));
     }
     let device = kinds(
         af,
@@ -1077,6 +1129,16 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_fact_template_is_listed_once() {
+        let defined = include_str!("qa.rs")
+            .lines()
+            .filter(|l| l.starts_with("const ") && l.ends_with(": Template = Template {"))
+            .count();
+        let ids: BTreeSet<&str> = template_ids().iter().map(|(id, _)| *id).collect();
+        assert_eq!((ids.len(), template_ids().len()), (defined, defined));
+    }
 
     fn fact(kind: FactKind, values: &[(&str, &str)], conditions: &[&str]) -> Fact {
         Fact {

@@ -36,10 +36,29 @@ pub enum Reason {
     Schema,
     /// The entry's source is not the pinned source of its library version.
     SourcePin,
+    /// A field naming the entry's API, family, template or generator that disagrees
+    /// with the library or the templates.
+    Provenance,
+    /// A second entry with an id already used in the file.
+    DuplicateId,
     /// The reply holds no answer object.
     Json,
     /// Too short or too long.
     AnswerLength,
+    /// The question asks nothing, or holds an unfilled slot or control characters.
+    QuestionForm,
+    /// Control characters (ANSI escapes, NUL) in the answer.
+    ControlCharacters,
+    /// The model's own markup or talk: reasoning tags, chat tokens, "the user wants".
+    ModelMarkup,
+    /// A code fence or inline code span left open.
+    UnbalancedMarkdown,
+    /// The answer stops mid-sentence.
+    Truncated,
+    /// The answer is not in English.
+    NotEnglish,
+    /// A sentence or run of words repeated in a loop.
+    Repetition,
     /// The answer declines to answer.
     Refusal,
     /// The answer repeats the question.
@@ -102,8 +121,17 @@ impl Reason {
             Unreadable => "unreadable",
             Schema => "schema",
             SourcePin => "source-pin",
+            Provenance => "provenance",
+            DuplicateId => "duplicate-id",
             Json => "json",
             AnswerLength => "answer-length",
+            QuestionForm => "question-form",
+            ControlCharacters => "control-characters",
+            ModelMarkup => "model-markup",
+            UnbalancedMarkdown => "unbalanced-markdown",
+            Truncated => "truncated",
+            NotEnglish => "not-english",
+            Repetition => "repetition",
             Refusal => "refusal",
             CopiesQuestion => "copies-question",
             EmptySlot => "empty-slot",
@@ -208,6 +236,8 @@ pub struct Grounding<'a> {
     pub known: &'a KnownNames,
     /// The facts of the run's APIs, when read (the fact check needs them).
     pub facts: Option<&'a super::factcheck::FactIndex<'a>>,
+    /// The libraries' public APIs and the templates, which an entry's own fields name.
+    pub catalogue: &'a super::provenance::Catalogue,
 }
 
 /// An answer that passed.
@@ -288,7 +318,9 @@ pub type CheckFn =
 
 /// The checks, in order; the first failure rejects.
 pub const CHECKS: &[(&str, CheckFn)] = &[
+    ("question-form", question_form),
     ("answer-length", answer_length),
+    ("well-formed", well_formed),
     ("refusal", not_refusal),
     ("copies-question", not_copy),
     ("empty-slot", no_empty_slot),
@@ -346,6 +378,20 @@ fn answer_length(c: &Candidate, _: &Grounding, _: &mut Found) -> Outcome {
         ));
     }
     Ok(Some(format!("{n} characters")))
+}
+
+fn question_form(c: &Candidate, _: &Grounding, _: &mut Found) -> Outcome {
+    match super::form::question_defect(c.question) {
+        Some(why) => Err((Reason::QuestionForm, why)),
+        None => Ok(Some(String::new())),
+    }
+}
+
+fn well_formed(c: &Candidate, _: &Grounding, _: &mut Found) -> Outcome {
+    match super::form::answer_defect(c.answer) {
+        Some(failed) => Err(failed),
+        None => Ok(Some(String::new())),
+    }
 }
 
 fn refusal_re() -> &'static Regex {

@@ -156,6 +156,9 @@ pub fn check_entry(
     pins: &Pins,
 ) -> Result<(Vec<Check>, FactCheckCount), Failed> {
     check_pin(e, pins).map_err(|d| Failed::at_start(Reason::SourcePin, d))?;
+    if let Some(d) = super::provenance::entry_defect(e, g.catalogue) {
+        return Err(Failed::at_start(Reason::Provenance, d));
+    }
     let citations: Vec<ClaimedCitation> = e.citations.iter().map(ClaimedCitation::from).collect();
     let candidate = Candidate {
         question: &e.question,
@@ -204,9 +207,21 @@ pub fn validate_entries(file: EntriesFile, job: &FileJob) -> FileOutcome {
         rejects: file.rejects,
         ..Default::default()
     };
-    let entries: Vec<Entry> = file.entries.into_iter().map(|(_, e)| e).collect();
+    let mut ids: std::collections::HashMap<String, usize> = Default::default();
     let mut checked: Vec<(Entry, Vec<Check>)> = Vec::new();
-    for e in entries {
+    for (line, e) in file.entries {
+        // An id names one entry: refresh, export and review key on it.
+        if let Some(first) = ids.get(&e.id) {
+            let detail = format!(
+                "id {} is line {first}'s too: each entry has an id of its own",
+                e.id
+            );
+            let f = Failed::at_start(Reason::DuplicateId, detail);
+            out.rejects
+                .push(to_reject(&e, f.reason, &f.detail, f.checks));
+            continue;
+        }
+        ids.insert(e.id.clone(), line);
         match check_entry(&e, &job.grounding, job.pins) {
             Ok((c, counted)) => {
                 out.fact_check.add(counted);

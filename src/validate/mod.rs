@@ -15,8 +15,10 @@ pub mod compile;
 pub mod dedup;
 pub mod factcheck;
 pub mod file;
+pub mod form;
 pub mod grounding;
 pub mod launch;
+pub mod provenance;
 
 use serde::Deserialize;
 
@@ -286,6 +288,7 @@ mod tests {
                 trees: &t,
                 known: &KnownNames::default(),
                 facts: None,
+                catalogue: &Default::default(),
             },
         )
         .unwrap();
@@ -302,7 +305,8 @@ mod tests {
             &Grounding {
                 trees: &t,
                 known: &KnownNames::default(),
-                facts: None
+                facts: None,
+                catalogue: &Default::default(),
             }
         )
         .is_ok());
@@ -354,6 +358,7 @@ mod tests {
                     trees: &t,
                     known: &KnownNames::default(),
                     facts: None,
+                    catalogue: &Default::default(),
                 },
             )
             .unwrap_err();
@@ -369,7 +374,8 @@ mod tests {
                 &Grounding {
                     trees: &t,
                     known: &KnownNames::default(),
-                    facts: None
+                    facts: None,
+                    catalogue: &Default::default(),
                 }
             )
             .unwrap_err()
@@ -398,6 +404,7 @@ mod tests {
                 trees: &t,
                 known: &KnownNames::default(),
                 facts: None,
+                catalogue: &Default::default(),
             };
             assert!(check_reply(&q, &s, one, &g).is_ok());
         }
