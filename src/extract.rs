@@ -119,21 +119,10 @@ pub fn variant_groups(members: &[&ApiFunction]) -> Vec<(String, ApiFunction, Vec
             )
         })
     };
-    let only = |a: &ApiFunction, v: &str| a.variants == [v.to_string()];
-    groups.extend(pick("batched", &|a| only(a, "batched")));
-    groups.extend(pick("strided_batched", &|a| only(a, "strided_batched")));
-    groups.extend(pick("64", &|a| only(a, "64")));
-    groups.extend(pick("complex", &|a| {
-        a.variants.is_empty() && matches!(a.precision.as_str(), "c" | "z")
-    }));
     // The `_ex`/`_ex3` forms (mixed precision, compute types) take their own path.
-    groups.extend(pick("ex", &|a| {
-        a.variants.iter().any(|v| v == "ex" || v == "ex3")
-            && !a
-                .variants
-                .iter()
-                .any(|v| v == "64" || v.contains("batched"))
-    }));
+    for v in ["batched", "strided_batched", "64", "complex", "ex"] {
+        groups.extend(pick(v, &|a| a.in_variant(v)));
+    }
     groups
 }
 

@@ -239,6 +239,25 @@ pub struct ApiFunction {
 }
 
 impl ApiFunction {
+    /// Is this API a member of the variant group `variant` (an entry's `variant`)?
+    /// `""` is the whole family; `complex` the complex precisions' plain form; `ex` the
+    /// `_ex`/`_ex3` forms that are neither batched nor `_64`; any other group is the
+    /// variant suffixes joined (`strided_batched_64`).
+    pub fn in_variant(&self, variant: &str) -> bool {
+        match variant {
+            "" => true,
+            "complex" => self.variants.is_empty() && matches!(self.precision.as_str(), "c" | "z"),
+            "ex" => {
+                self.variants.iter().any(|v| v == "ex" || v == "ex3")
+                    && !self
+                        .variants
+                        .iter()
+                        .any(|v| v == "64" || v.contains("batched"))
+            }
+            group => self.variants.join("_") == group,
+        }
+    }
+
     /// Why `kernel` does not run for this API when it is named for another precision of
     /// the same family (`rocblas_hscal_mlt_4_kernel` for `rocblas_sscal`): such kernels
     /// sit behind `if constexpr` on the element type, so only their own precision's

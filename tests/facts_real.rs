@@ -710,3 +710,28 @@ fn bookkeeping_apis_state_their_declaration_definition_and_return() {
     );
     assert_eq!(r.values["returns"], "rocblas_get_stream(handle, stream)");
 }
+
+#[test]
+fn cgetrs_launch_written_in_a_macro_names_its_define() {
+    let f = facts("rocsolver", "rocsolver_cgetrs");
+    let t = "library/src/specialized/roclapack_trsm_specialized_kernels.hpp";
+    // :899 is `FORWARD_SUBSTITUTIONS;` inside rocsolver_trsm_lower; the kernel is named
+    // at :124, in the `#define FORWARD_SUBSTITUTIONS` of :120-142.
+    let l = find(
+        &f,
+        FactKind::Launch,
+        "conj_unit_forward_substitution_kernel",
+        t,
+        899,
+    );
+    assert_eq!(l.function, "rocsolver_trsm_lower");
+    assert_eq!(l.values["macro"], "FORWARD_SUBSTITUTIONS");
+    assert_eq!(l.values["macro_lines"], "120-142");
+    // A launch whose line names its kernel has no such value: sscal's own launch.
+    let s = facts("rocblas", "rocblas_sscal");
+    assert!(s
+        .facts
+        .iter()
+        .filter(|f| f.kind == FactKind::Launch)
+        .all(|f| !f.values.contains_key("macro")));
+}

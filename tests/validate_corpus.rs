@@ -502,7 +502,7 @@ fn defects(good: &[Entry]) -> Vec<Defect> {
     // What the entry says of itself: its API, family, template and generator, checked
     // against the library's index and the templates.
     let mut e = next(7);
-    e.apis.push("rocblas_sgemv".into());
+    e.apis.push("rocblas_sscal_turbo".into());
     push(e, Some("provenance"), &mut out);
     let mut e = next(8);
     e.api = "rocsolver_sgetrf".into();
@@ -526,6 +526,21 @@ fn defects(good: &[Entry]) -> Vec<Defect> {
     let mut e = next(14);
     e.slice_id = "rocblas:5.5.1:scal".into();
     push(e, Some("provenance"), &mut out);
+    // Names of the library that the slice does not hold: another API's code.
+    let mut e = next(16);
+    rewrite(&mut e, "The scal launcher hands the vector to rocblas_internal_gemv_launcher, which reuses the gemv grid for one column.");
+    push(e, Some("name-outside-slice"), &mut out);
+    let mut e = next(17);
+    rewrite(&mut e, "For unit stride the work goes to `rocblas_gemvn_kernel`, which scales x as a one-column matrix.");
+    push(e, Some("name-outside-slice"), &mut out);
+    // Prose that could be said of any kernel: nothing of the slice named.
+    let mut e = next(19);
+    rewrite(&mut e, "The kernel splits the work evenly among its threads, and each thread writes its result back to global memory once it is done.");
+    push(e, Some("ungrounded"), &mut out);
+    // A constant the code fixes, stated wrong in other words.
+    let mut e = next(18);
+    rewrite(&mut e, "The generic scal path builds its grid with NB being 512, so each block covers 512 elements of x.");
+    push(e, Some("contradicts-code"), &mut out);
     let mut e = next(15);
     e.id = good[15].id.clone();
     rewrite(&mut e, "Each thread of rocblas_axpy_kernel adds alpha times its element of x to y, once `if(alpha)` holds.");

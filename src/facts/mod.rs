@@ -69,6 +69,57 @@ impl CodeText {
     }
 
     /// Line `line` of a file as written (comments blanked), macros unexpanded.
+    /// For code at `lines` of a file that invokes a macro of that file whose body names
+    /// `name` where the lines do not (`FORWARD_SUBSTITUTIONS;` launching
+    /// `conj_unit_forward_substitution_kernel`): the macro and the lines of its
+    /// `#define`, which show what runs there.
+    fn defining_macro(
+        &self,
+        lib: &str,
+        file: &str,
+        (first, last): (u32, u32),
+        name: &str,
+    ) -> Option<(String, u32, u32)> {
+        let text = self.trees.get(lib)?.written(file)?;
+        let lines: Vec<&str> = text.lines().collect();
+        let site = lines
+            .get(first.checked_sub(1)? as usize..(last as usize).min(lines.len()))?
+            .join("\n");
+        let names = |s: &str| -> Vec<String> {
+            s.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        let site_names = names(&site);
+        if site_names.iter().any(|w| w == name) {
+            return None;
+        }
+        for (k, l) in lines.iter().enumerate() {
+            let Some(rest) = l.trim_start().strip_prefix('#') else {
+                continue;
+            };
+            let Some(def) = rest.trim_start().strip_prefix("define") else {
+                continue;
+            };
+            let macro_name = names(def).into_iter().next().unwrap_or_default();
+            if !site_names.contains(&macro_name) {
+                continue;
+            }
+            let mut end = k;
+            while end + 1 < lines.len() && lines[end].trim_end().ends_with('\\') {
+                end += 1;
+            }
+            if lines[k..=end]
+                .iter()
+                .any(|l| names(l).iter().any(|w| w == name))
+            {
+                return Some((macro_name, k as u32 + 1, end as u32 + 1));
+            }
+        }
+        None
+    }
+
     fn written_line(&self, lib: &str, file: &str, line: u32) -> Option<&str> {
         let s = self.trees.get(lib)?.written(file)?;
         s.lines().nth(line.checked_sub(1)? as usize)
@@ -590,7 +641,16 @@ impl<'a> FactReader<'a> {
                 let env = binder.env_at(i, la.start);
                 let at = b.conds_at(la.start).1;
                 let (mut f, kv) = if detail {
-                    self.launch_fact(from, to, &t, &b, line, la, pv)
+                    let (mut f, kv) = self.launch_fact(from, to, &t, &b, line, la, pv);
+                    // The kernel's name is written in the macro the site invokes.
+                    if let Some((name, s, e)) =
+                        self.code
+                            .defining_macro(&f.lib, &f.file, (f.line, f.end_line), &f.subject)
+                    {
+                        f.values.insert("macro".into(), name);
+                        f.values.insert("macro_lines".into(), format!("{s}-{e}"));
+                    }
+                    (f, kv)
                 } else {
                     // Only what decides whether it runs: where it is and its conditions.
                     let (first, last) = launch_lines(&t, &b, line, &la);

@@ -464,7 +464,21 @@ fn statement(f: &Fact) -> Option<String> {
     let (func, at, when) = (code(&f.function), at(f), when(f));
     let value = |key: &str| slot(f, key).map(code);
     Some(match f.kind {
-        FactKind::Launch => format!("{func} launches {} ({at}){when}.", code(subject(f)?)),
+        FactKind::Launch => {
+            // Written in a macro the site invokes: say where the kernel is named.
+            let through = match (f.values.get("macro"), f.values.get("macro_lines")) {
+                (Some(m), Some(lines)) => format!(
+                    " through {} ({}:{lines})",
+                    code(m),
+                    f.file.rsplit('/').next().unwrap_or(&f.file)
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "{func} launches {} ({at}){through}{when}.",
+                code(subject(f)?)
+            )
+        }
         FactKind::LaunchBounds => {
             let bounds = slot(f, "bounds")?;
             let expanded = code(&format!("__launch_bounds__({bounds})"));
@@ -1006,6 +1020,26 @@ pub fn render(
                     lines: (c.line, c.line),
                 };
                 call.add(trees, PieceRole::Host, &mut citations, &mut pieces)?;
+            }
+            // A launch written in a macro the site invokes shows and cites the `#define`
+            // that names the kernel.
+            if let Some((s, e)) = f
+                .values
+                .get("macro_lines")
+                .and_then(|r| r.split_once('-'))
+                .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+            {
+                let lines = trees.lines(&f.lib, &f.file)?;
+                citations.push(Citation {
+                    lib: f.lib.clone(),
+                    file: f.file.clone(),
+                    start: s,
+                    end: e,
+                    sha256: lines_hash(&lines, s, e),
+                });
+                pieces
+                    .entry((f.lib.clone(), f.file.clone(), f.values["macro"].clone(), s))
+                    .or_insert((s, e, PieceRole::Launcher));
             }
             // A call into another library shows and cites the callee's definition too.
             if let Some((s, e)) = f

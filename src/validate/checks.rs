@@ -16,7 +16,8 @@ use crate::model::{Check, Citation, FactCheckCount, Mutation, PieceRef};
 use crate::slice::{lines_hash, SliceError, Trees};
 
 use super::grounding::{
-    empty_slot, foreign_quote, range_outside_shown, unknown_files, unknown_identifiers, KnownNames,
+    empty_slot, foreign_quote, names_outside_slice, names_something_shown, range_outside_shown,
+    unknown_files, unknown_identifiers, KnownNames,
 };
 
 /// Answers shorter than this say nothing.
@@ -91,6 +92,11 @@ pub enum Reason {
     LineRangeOutsideSlice,
     /// Names used as code that exist nowhere.
     UnknownIdentifiers,
+    /// A function or kernel of the library that neither the slice nor the call path
+    /// holds.
+    NameOutsideSlice,
+    /// Prose that names nothing of the code shown.
+    Ungrounded,
     /// Code quoted as the library's that the slice does not hold.
     QuoteNotInSlice,
     /// Threads per block beyond what the target runs.
@@ -148,6 +154,8 @@ impl Reason {
             UnknownFile => "unknown-file",
             LineRangeOutsideSlice => "line-range-outside-slice",
             UnknownIdentifiers => "unknown-identifiers",
+            NameOutsideSlice => "name-outside-slice",
+            Ungrounded => "ungrounded",
             QuoteNotInSlice => "quote-not-in-slice",
             LaunchBounds => "launch-bounds",
             CompileScreen => "compile-screen",
@@ -223,6 +231,8 @@ pub struct Candidate<'a> {
     pub slice: &'a [PieceRef],
     /// The APIs the answer is about (claims are compared with their facts).
     pub apis: &'a [String],
+    /// The definitions along the call graph the entry is about.
+    pub call_path: &'a [String],
     /// The bug planted in the code shown (find-the-bug tasks).
     pub mutation: Option<&'a Mutation>,
 }
@@ -333,6 +343,8 @@ pub const CHECKS: &[(&str, CheckFn)] = &[
     ("quotes-from-slice", quotes_from_slice),
     ("bug-found", bug_found),
     ("contradicts-code", agrees_with_facts),
+    // After the fact check, so a kernel of another API is named with the fact it breaks.
+    ("names-in-slice", names_in_slice),
 ];
 
 /// Runs [`CHECKS`] in order.
@@ -685,6 +697,33 @@ fn identifiers_exist(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome
                 "not in the index, the trees, HIP or the C++ library: {}",
                 unknown.join(", ")
             ),
+        ));
+    }
+    Ok(Some(String::new()))
+}
+
+fn names_in_slice(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
+    let context = format!("{}\n{}", c.question, c.code.unwrap_or(""));
+    let along: Vec<&str> = c
+        .apis
+        .iter()
+        .chain(c.call_path)
+        .map(String::as_str)
+        .collect();
+    let outside = names_outside_slice(c.answer, &found.shown, &context, &along, g.known);
+    if !outside.is_empty() {
+        return Err((
+            Reason::NameOutsideSlice,
+            format!(
+                "the library defines {} but neither the code shown nor the call path holds it: answer from the slice",
+                outside.join(", ")
+            ),
+        ));
+    }
+    if !names_something_shown(c.answer, &found.shown) {
+        return Err((
+            Reason::Ungrounded,
+            "names nothing of the code shown (no name of it in code spans or as code in the prose, no code block): say which code does what".into(),
         ));
     }
     Ok(Some(String::new()))

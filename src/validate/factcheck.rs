@@ -83,7 +83,7 @@ fn patterns() -> &'static Patterns {
             limit: r(r"(?i)\b(max|maximum|at most|up to|limit|limits|hardware|wavefronts?|warps?)\b"),
             this_api: r(r"(?i)\bth(is|e) (api|function|routine|call|entry point)\b"),
             constant: r(
-                r"\b([A-Za-z_][A-Za-z0-9_]*)`?\s*(?:=|==|is set to|is|equals|of)\s*`?(\d+)\b",
+                r"\b([A-Za-z_][A-Za-z0-9_]*)`?\s*(?:=|==|(?:is )?set to|(?:is )?equal to|(?:is )?fixed at|(?:is )?defined as|being|is|equals|of)\s*`?(\d+)\b",
             ),
             threads: r(concat!(
                 r"(?i)\b(?:(\d+)\s*(?:threads?\s+(?:per|in each|in a|for each|each)\s+(?:thread)?block",
@@ -970,6 +970,11 @@ mod tests {
                 "src/scal.hpp:40",
             ),
             ("The launch uses `NB = 128` threads.", "src/scal.hpp:40"),
+            ("The grid is built with NB being 512.", "src/scal.hpp:40"),
+            (
+                "The launcher has NB set to 64 for the block.",
+                "src/scal.hpp:40",
+            ),
             (
                 "lib_scal_kernel runs with 64 threads per block.",
                 "src/scal.hpp:40",

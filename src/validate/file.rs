@@ -168,6 +168,7 @@ pub fn check_entry(
         citations: &citations,
         slice: &e.slice,
         apis: &e.apis,
+        call_path: &e.call_path,
         mutation: e.mutation.as_ref(),
     };
     let mut v = run_checks(&candidate, g)?;

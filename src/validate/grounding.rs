@@ -27,6 +27,8 @@ const SOURCE_EXTS: &[&str] = &[
 #[derive(Debug, Default, Clone)]
 pub struct KnownNames {
     names: HashSet<String>,
+    /// Functions, kernels and device helpers the indexes define, public APIs left out.
+    defined: HashSet<String>,
     prefixes: Vec<String>,
     files: Vec<String>,
 }
@@ -36,21 +38,29 @@ impl KnownNames {
     /// words that claim to be the library's.
     pub fn from_indexes(indexes: &[&LibraryIndex], prefixes: &[String]) -> KnownNames {
         let mut names = HashSet::new();
+        let mut defined = HashSet::new();
         // Every file the index read is a file of its pinned tree, inside `library/` or
         // not (rocSOLVER's `common/include/` helpers, which facts cite).
         let mut files = Vec::new();
         for idx in indexes {
             for f in &idx.files {
                 names.extend(f.symbols.iter().map(|s| s.name.clone()));
+                defined.extend(f.symbols.iter().map(|s| s.name.clone()));
                 names.extend(f.macros.iter().map(|m| m.name.clone()));
                 files.push(f.path.clone());
             }
             names.extend(idx.api.iter().map(|a| a.name.clone()));
         }
+        for idx in indexes {
+            for a in &idx.api {
+                defined.remove(&a.name);
+            }
+        }
         files.sort();
         files.dedup();
         KnownNames {
             names,
+            defined,
             prefixes: prefixes.to_vec(),
             files,
         }
@@ -339,26 +349,10 @@ pub fn unknown_identifiers(
             .any(|p| w.starts_with(p.as_str()) || w.starts_with(&p.to_uppercase()))
     };
     let (fences, prose) = split_fences(answer);
-    let prose = file_mention_re().replace_all(&prose, " ");
-    let mut out: Vec<String> = Vec::new();
-    // Every name inside a code span is code; in running prose, code-shaped ones.
-    let spans: Vec<&str> = backtick_re()
-        .captures_iter(&prose)
-        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+    let mut out: Vec<String> = names_used_as_code(&prose)
+        .into_iter()
+        .filter(|w| !exists(w))
         .collect();
-    for s in &spans {
-        for w in ident_re().find_iter(s).map(|m| m.as_str()) {
-            if w.len() >= 2 && !w.chars().all(|c| c.is_ascii_digit()) && !exists(w) {
-                out.push(w.to_string());
-            }
-        }
-    }
-    let bare = backtick_re().replace_all(&prose, " ");
-    for w in ident_re().find_iter(&bare).map(|m| m.as_str()) {
-        if code_shaped(w) && !exists(w) {
-            out.push(w.to_string());
-        }
-    }
     // Library code quoted in a fence is held to the slice by the quote check; an
     // illustration may declare its own names but not invent the library's.
     for f in fences.iter().filter(|f| f.illustration) {
@@ -371,6 +365,93 @@ pub fn unknown_identifiers(
     out.sort();
     out.dedup();
     out
+}
+
+/// The names prose (fences blanked) uses as code: every name inside a code span, and
+/// the code-shaped words of running text; file names are taken out first.
+fn names_used_as_code(prose: &str) -> Vec<String> {
+    let prose = file_mention_re().replace_all(prose, " ");
+    let mut out = Vec::new();
+    for c in backtick_re().captures_iter(&prose) {
+        let span = c.get(1).map_or("", |m| m.as_str());
+        for w in ident_re().find_iter(span).map(|m| m.as_str()) {
+            if w.len() >= 2 && !w.chars().all(|c| c.is_ascii_digit()) {
+                out.push(w.to_string());
+            }
+        }
+    }
+    let bare = backtick_re().replace_all(&prose, " ");
+    for w in ident_re().find_iter(&bare).map(|m| m.as_str()) {
+        if code_shaped(w) {
+            out.push(w.to_string());
+        }
+    }
+    out
+}
+
+/// The library's own functions and kernels that the answer's prose names but that
+/// neither the code shown, `context` (the question, the answer's code) nor `along`
+/// (the APIs and the call path the entry is about) holds: an answer about scal that
+/// explains `rocblas_internal_gemv_launcher` is not answered from its slice. Public
+/// APIs are left to the provenance and fact checks. Sorted, unique.
+pub fn names_outside_slice(
+    answer: &str,
+    shown: &str,
+    context: &str,
+    along: &[&str],
+    known: &KnownNames,
+) -> Vec<String> {
+    let local: HashSet<&str> = ident_re()
+        .find_iter(shown)
+        .chain(ident_re().find_iter(context))
+        .map(|m| m.as_str())
+        .chain(along.iter().copied())
+        .collect();
+    let (_, prose) = split_fences(answer);
+    let mut out: Vec<String> = names_used_as_code(&prose)
+        .into_iter()
+        .filter(|w| known.defined.contains(w) && !local.contains(w.as_str()))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Words that name code in any kernel: prose using only these says nothing of the
+/// code shown, although a slice may have variables so named.
+const GENERIC_WORDS: &[&str] = &[
+    "the", "and", "for", "each", "its", "all", "with", "from", "into", "one", "two", "then",
+    "when", "while", "this", "that", "are", "not", "only", "once", "done", "back", "over",
+    "thread", "threads", "block", "blocks", "grid", "kernel", "kernels", "work", "memory",
+    "global", "shared", "local", "data", "value", "values", "result", "results", "size", "index",
+    "element", "elements", "device", "host", "stream", "launch", "loop", "array", "vector",
+    "matrix", "pointer", "function", "call", "return", "returns", "output", "input", "buffer",
+    "offset", "count", "number", "type", "status", "code", "error", "first", "last", "next",
+    "start", "end", "step", "sum", "max", "min", "warp", "lane", "write", "writes", "read",
+    "reads", "load", "store", "copy", "set", "get", "new",
+];
+
+/// Does the answer name anything of the code shown: a name of the code in a code span
+/// or in the prose (code-shaped, a capitalised pair like `NB`, or a word of three
+/// letters or more that is not a generic word), or a fenced block? Prose that could be said of any kernel ("the
+/// work is split evenly among threads") is not grounded.
+pub fn names_something_shown(answer: &str, shown: &str) -> bool {
+    let (fences, prose) = split_fences(answer);
+    if !fences.is_empty() {
+        return true;
+    }
+    let local: HashSet<&str> = ident_re().find_iter(shown).map(|m| m.as_str()).collect();
+    if names_used_as_code(&prose)
+        .iter()
+        .any(|w| local.contains(w.as_str()))
+    {
+        return true;
+    }
+    ident_re().find_iter(&prose).map(|m| m.as_str()).any(|w| {
+        // `NB`, `M` of a template: short, but written as a constant's name is.
+        let named = w.len() >= 3 || (w.len() == 2 && w.bytes().all(|b| b.is_ascii_uppercase()));
+        named && local.contains(w) && !GENERIC_WORDS.contains(&w.to_lowercase().as_str())
+    })
 }
 
 /// Files the answer names that no pinned tree has. Sorted, unique.
@@ -534,9 +615,68 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect(),
+            defined: [
+                "rocblas_scal_kernel",
+                "rocblas_internal_scal_launcher",
+                "rocblas_internal_gemv_launcher",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
             prefixes: vec!["rocblas_".into()],
             files: vec!["library/src/blas1/rocblas_scal_kernels.hpp".into()],
         }
+    }
+
+    #[test]
+    fn an_answer_names_something_of_the_code_shown() {
+        assert!(!names_something_shown(
+            "The kernel splits the work evenly among the threads and writes the results back to memory.",
+            SLICE
+        ));
+        assert!(names_something_shown(
+            "Each thread scales `x[tid]` by alpha.",
+            SLICE
+        ));
+        assert!(names_something_shown(
+            "rocblas_internal_scal_launcher picks the grid.",
+            SLICE
+        ));
+        assert!(names_something_shown(
+            "The grid follows from NB.",
+            "dim3 grid(NB);"
+        ));
+        // A parameter named in plain prose is a name of the code.
+        assert!(names_something_shown(
+            "Each element is multiplied by alpha, one per thread.",
+            SLICE
+        ));
+    }
+
+    #[test]
+    fn library_names_must_be_in_the_slice_or_on_the_path() {
+        let k = known();
+        let outside = "For long vectors the launcher defers to `rocblas_internal_gemv_launcher`.";
+        assert_eq!(
+            names_outside_slice(outside, SLICE, "", &[], &k),
+            ["rocblas_internal_gemv_launcher"]
+        );
+        // On the entry's call path, or named by the question: about this entry.
+        assert!(
+            names_outside_slice(outside, SLICE, "", &["rocblas_internal_gemv_launcher"], &k)
+                .is_empty()
+        );
+        assert!(names_outside_slice(
+            outside,
+            SLICE,
+            "Compare with rocblas_internal_gemv_launcher.",
+            &[],
+            &k
+        )
+        .is_empty());
+        // Names of the slice, and names that are no definition of the library, pass here.
+        let inside = "rocblas_internal_scal_launcher launches `rocblas_scal_kernel` with `hipLaunchKernelGGL`.";
+        assert!(names_outside_slice(inside, SLICE, "", &[], &k).is_empty());
     }
 
     const SLICE: &str = "rocblas_internal_scal_launcher(rocblas_handle handle, API_INT n)\n    ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid, threads, 0, stream, n);\n    x[tid] = alpha * x[tid];\n";

@@ -195,6 +195,7 @@ pub fn check_reply(
         citations: &citations,
         slice: &pieces,
         apis: &slice.apis,
+        call_path: &slice.call_path,
         mutation: q.mutation.as_ref(),
     };
     let mut v = run_checks(&candidate, g)?;
@@ -271,7 +272,8 @@ mod tests {
         (q, slice, trees, dir)
     }
 
-    const GOOD: &str = "The kernel scales each element of x by alpha, one element per thread.";
+    // The fixture's code is `line 1` to `line 20`: the answer names it as code.
+    const GOOD: &str = "The kernel scales each element of x by alpha, one element per `line`.";
 
     fn reply(answer: &str, file: &str, start: i64, end: i64) -> String {
         serde_json::json!({"answer": answer, "code": "", "citations": [{"file": file, "start": start, "end": end}]}).to_string()

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use sha2::{Digest, Sha256};
 
-use crate::model::{Entry, LibraryIndex};
+use crate::model::{ApiFunction, Entry, LibraryIndex};
 
 /// A template an entry may name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,8 +23,8 @@ struct KnownTemplate {
 /// The public APIs of each library version and the templates, as entries may name them.
 #[derive(Debug, Default)]
 pub struct Catalogue {
-    /// `(lib, version)` -> API name -> family.
-    apis: BTreeMap<(String, String), BTreeMap<String, String>>,
+    /// `(lib, version)` -> API name -> its declaration.
+    apis: BTreeMap<(String, String), BTreeMap<String, ApiFunction>>,
     templates: BTreeMap<String, KnownTemplate>,
 }
 
@@ -40,10 +40,7 @@ impl Catalogue {
         for ix in indexes {
             c.apis.insert(
                 (ix.lib.clone(), ix.version.clone()),
-                ix.api
-                    .iter()
-                    .map(|a| (a.name.clone(), a.family.clone()))
-                    .collect(),
+                ix.api.iter().map(|a| (a.name.clone(), a.clone())).collect(),
             );
         }
         for (id, category, version, mutate) in question_templates {
@@ -153,27 +150,25 @@ pub fn entry_defect(e: &Entry, c: &Catalogue) -> Option<String> {
                 unknown.join(", ")
             ));
         }
-        if apis.get(&e.api) != Some(&e.family) {
+        let family_of = |a: &str| apis.get(a).map_or("", |f| f.family.as_str());
+        if family_of(&e.api) != e.family {
             return Some(format!(
                 "family \"{}\" is not {}'s \"{}\"",
                 e.family,
                 e.api,
-                apis.get(&e.api).map_or("", String::as_str)
+                family_of(&e.api)
             ));
         }
-        // A slice is one family's; only a fact answer may be shared across families.
-        if e.generator != "facts" {
-            if let Some(other) = e
-                .apis
-                .iter()
-                .find(|a| apis.get(a.as_str()) != Some(&e.family))
-            {
-                return Some(format!(
-                    "apis lists {other}, of family \"{}\": a slice's APIs are its family's ({})",
-                    apis.get(other.as_str()).map_or("", String::as_str),
-                    e.family
-                ));
-            }
+        if let Some(other) = e
+            .apis
+            .iter()
+            .find(|a| !apis[a.as_str()].in_variant(&e.variant))
+        {
+            return Some(format!(
+                "variant \"{}\" does not hold {other} (variants [{}])",
+                e.variant,
+                apis[other.as_str()].variants.join(", ")
+            ));
         }
     }
     let prefix = format!("{}:{}:", e.lib, e.version);
@@ -201,12 +196,16 @@ mod tests {
             ("rocfx_sscal", "scal"),
             ("rocfx_dscal", "scal"),
             ("rocfx_saxpy", "axpy"),
+            ("rocfx_sscal_batched", "scal"),
         ] {
             ix.api.push(ApiFunction {
                 name: name.into(),
                 family: family.into(),
                 precision: name[6..7].into(),
-                variants: Vec::new(),
+                variants: name
+                    .strip_prefix("rocfx_sscal_")
+                    .map(|v| vec![v.to_string()])
+                    .unwrap_or_default(),
                 file: "include/rocfx.h".into(),
                 line: 1,
             });
@@ -275,7 +274,7 @@ mod tests {
         );
         assert_eq!(entry_defect(&entry(), &c), None);
         type Edit = fn(&mut Entry);
-        let broken: [(&str, Edit); 14] = [
+        let broken: [(&str, Edit); 15] = [
             ("no model", |e| e.model.clear()),
             ("with no model", |e| e.generator = "facts".into()),
             ("none of question_templates", |e| {
@@ -296,9 +295,10 @@ mod tests {
                 e.apis = vec!["rocblas_sscal".into()];
             }),
             ("family \"axpy\" is not", |e| e.family = "axpy".into()),
-            ("a slice's APIs are its family's", |e| {
-                e.apis.push("rocfx_saxpy".into())
+            ("variant \"batched\" does not hold rocfx_sscal", |e| {
+                e.variant = "batched".into()
             }),
+            ("variant \"64\" does not hold", |e| e.variant = "64".into()),
             ("is not a slice of rocfx 1.0", |e| {
                 e.slice_id = "rocfx:0.9:scal".into()
             }),
@@ -324,6 +324,13 @@ mod tests {
                 "want {want}, got {got:?}"
             );
         }
+        // A variant slice's entry passes.
+        let mut e = entry();
+        e.variant = "batched".into();
+        e.api = "rocfx_sscal_batched".into();
+        e.apis = vec![e.api.clone()];
+        e.slice_id = "rocfx:1.0:scal:batched".into();
+        assert_eq!(entry_defect(&e, &c), None);
         // A fact entry as rendered passes.
         let mut e = entry();
         e.generator = "facts".into();
