@@ -109,8 +109,13 @@ fn good_answer(user: &str) -> String {
     let (file, range) = place.rsplit_once(':').unwrap_or(("", "1-1"));
     let (start, end) = range.split_once('-').unwrap_or(("1", "1"));
     let (start, end): (u32, u32) = (start.parse().unwrap_or(1), end.parse().unwrap_or(1));
+    // The piece's name, as `(name, role)` after the place: a grounded answer names it.
+    let name = head
+        .split_once(" (")
+        .and_then(|(_, r)| r.split(", ").next())
+        .unwrap_or("");
     serde_json::json!({
-        "answer": format!("The declaration and code at {file}:{start}-{end} define this entry point and what it forwards to. Note {}.", tag(user)),
+        "answer": format!("The declaration and code of `{name}` at {file}:{start}-{end} define this entry point and what it forwards to. Note {}.", tag(user)),
         "code": "",
         "citations": [{"file": file, "start": start, "end": end.min(start + 2)}]
     })
