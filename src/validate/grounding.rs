@@ -326,6 +326,14 @@ fn code_shaped(w: &str) -> bool {
             .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
 }
 
+/// Every identifier the texts hold.
+fn names_of<'t>(texts: &[&'t str]) -> HashSet<&'t str> {
+    texts
+        .iter()
+        .flat_map(|t| ident_re().find_iter(t).map(|m| m.as_str()))
+        .collect()
+}
+
 /// Names the answer uses as code that exist nowhere: not in `known`, not in the code
 /// shown (`shown`), not in `context` (the question and the answer's own code, which
 /// the compile check vouches for). File names are checked by [`unknown_files`], so
@@ -336,11 +344,7 @@ pub fn unknown_identifiers(
     context: &str,
     known: &KnownNames,
 ) -> Vec<String> {
-    let local: HashSet<&str> = ident_re()
-        .find_iter(shown)
-        .chain(ident_re().find_iter(context))
-        .map(|m| m.as_str())
-        .collect();
+    let local = names_of(&[shown, context]);
     let exists = |w: &str| known.contains(w) || local.contains(w);
     let claims_library = |w: &str| {
         known
@@ -401,12 +405,8 @@ pub fn names_outside_slice(
     along: &[&str],
     known: &KnownNames,
 ) -> Vec<String> {
-    let local: HashSet<&str> = ident_re()
-        .find_iter(shown)
-        .chain(ident_re().find_iter(context))
-        .map(|m| m.as_str())
-        .chain(along.iter().copied())
-        .collect();
+    let mut local = names_of(&[shown, context]);
+    local.extend(along.iter().copied());
     let (_, prose) = split_fences(answer);
     let mut out: Vec<String> = names_used_as_code(&prose)
         .into_iter()
@@ -440,7 +440,7 @@ pub fn names_something_shown(answer: &str, shown: &str) -> bool {
     if !fences.is_empty() {
         return true;
     }
-    let local: HashSet<&str> = ident_re().find_iter(shown).map(|m| m.as_str()).collect();
+    let local = names_of(&[shown]);
     if names_used_as_code(&prose)
         .iter()
         .any(|w| local.contains(w.as_str()))
