@@ -46,6 +46,7 @@ pub fn template_ids() -> Vec<(&'static str, &'static str)> {
         &DEFINITION,
         &RETURN,
         &DEVICE_MEMORY,
+        &VARIANT_FORMS,
     ]
     .iter()
     .map(|t| (t.id, t.category))
@@ -225,22 +226,57 @@ fn code_list(s: &str) -> String {
     listed(&refs)
 }
 
-/// A guard as prose, its code quoted as written: `X`, or not (`X`) for an `else`
-/// branch (the scanner writes `not (X)`); `constexpr` is the `if`'s, not the test's.
-fn guard(c: &str) -> String {
+/// A guard as the scanner writes it: whether it is an `else` branch's (`not (X)`), and
+/// its test without the `if constexpr`'s `constexpr`.
+fn guard_test(c: &str) -> (bool, &str) {
     let (negated, inner) = match c.strip_prefix("not ") {
         Some(rest) => (true, whole_parens(rest).unwrap_or(rest)),
         None => (false, c),
     };
-    let inner = inner.strip_prefix("constexpr ").unwrap_or(inner);
-    if inner.starts_with("switch (") {
-        return format!("in a case of {}", code(inner));
+    (negated, inner.strip_prefix("constexpr ").unwrap_or(inner))
+}
+
+/// The guards of a fact as one clause, code quoted as written: the tests that must
+/// hold, then those of the `else` branches it is in, negated together so the clause
+/// cannot be read two ways (`` `B` and `C`, and neither `A` nor `D` holds ``), then the
+/// `switch` cases it sits in (`` in the `case rocblas_fill_upper` of `switch (uplo)` ``).
+fn guard_clauses(guards: &[&str]) -> (String, Vec<String>) {
+    let (mut holds, mut fails, mut cases) = (Vec::new(), Vec::new(), Vec::new());
+    let mut i = 0;
+    while i < guards.len() {
+        let (negated, inner) = guard_test(guards[i]);
+        if inner.starts_with("switch (") {
+            let label = guards
+                .get(i + 1)
+                .filter(|g| g.starts_with("case ") || **g == "default");
+            match label {
+                Some(l) => {
+                    cases.push(format!("in the {} of {}", code(l), code(inner)));
+                    i += 1;
+                }
+                None => cases.push(format!("in a case of {}", code(inner))),
+            }
+        } else if inner.starts_with("case ") || inner == "default" {
+            cases.push(format!("in the {}", code(inner)));
+        } else if negated {
+            fails.push(code(inner));
+        } else {
+            holds.push(code(inner));
+        }
+        i += 1;
     }
-    if negated {
-        format!("not ({})", code(inner))
-    } else {
-        code(inner)
-    }
+    let fails = match fails.as_slice() {
+        [] => String::new(),
+        [one] => format!("{one} does not hold"),
+        [a, b] => format!("neither {a} nor {b} holds"),
+        _ => format!("none of {} holds", listed_all(&fails)),
+    };
+    let tests = match (holds.is_empty(), fails.is_empty()) {
+        (_, true) => listed_all(&holds),
+        (true, false) => fails,
+        (false, false) => format!("{}, and {fails}", listed_all(&holds)),
+    };
+    (tests, cases)
 }
 
 /// `X` when `s` is `(X)` with the two parentheses matching each other.
@@ -269,10 +305,12 @@ fn when(f: &Fact) -> String {
         .map(String::as_str)
         .partition(|c| c.starts_with("loop: "));
     let mut out = String::new();
-    if !guards.is_empty() {
-        let shown: Vec<String> = guards.iter().map(|g| guard(g)).collect();
-        let refs: Vec<&str> = shown.iter().map(String::as_str).collect();
-        out.push_str(&format!(", only when {}", listed(&refs)));
+    let (tests, cases) = guard_clauses(&guards);
+    if !tests.is_empty() {
+        out.push_str(&format!(", only when {tests}"));
+    }
+    if !cases.is_empty() {
+        out.push_str(&format!(", {}", listed_all(&cases)));
     }
     if !loops.is_empty() {
         let heads: Vec<String> = loops.iter().map(|c| code(&c["loop: ".len()..])).collect();
@@ -778,6 +816,276 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
     out
 }
 
+const VARIANT_FORMS: Template = Template {
+    id: "facts-variant-forms",
+    category: "api-to-kernel",
+    questions: [
+        "How do {others} differ from {subject}: which parameters change, and what runs differently?",
+        "Compare {subject} with its other forms ({others}): what do they take or do that {subject} does not?",
+        "Going by their prototypes and launch code, how do {others} differ from {subject}?",
+    ],
+    intros: [
+        "Set against the reference form, prototype by prototype and launch by launch:",
+        "What the declarations and the host code show:",
+        "Form by form, compared with the one the others extend:",
+    ],
+};
+
+/// A parameter as written (`float* const x[]`) split into its name and the rest
+/// (`x`, `float* const []`); `None` for an unnamed one.
+fn param_name(p: &str) -> Option<&str> {
+    let p = p.trim();
+    let head = p[..p.find('[').unwrap_or(p.len())].trim_end();
+    let from = head
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(0, |i| i + 1);
+    let name = &head[from..];
+    let keyword = matches!(name, "const" | "int" | "float" | "double" | "char" | "void");
+    (from > 0 && !name.is_empty() && !keyword).then_some(name)
+}
+
+/// The variant suffixes an API name carries removed (`rocblas_sscal_strided_batched_64`
+/// -> `rocblas_sscal`): the forms of one base name are one precision's variants.
+fn base_name(af: &ApiFacts) -> String {
+    let mut name = af.api.clone();
+    for v in af.variants.iter().rev() {
+        let suffix = format!("_{v}");
+        if let Some(i) = name.rfind(&suffix) {
+            name.replace_range(i..i + suffix.len(), "");
+        }
+    }
+    name
+}
+
+/// The disjuncts of the quick-return conditions of a form, per function: each as
+/// written and with `_64` taken off the names (`n_64 <= 0` in
+/// `rocblas_internal_scal_launcher_64` is `n <= 0` in `rocblas_internal_scal_launcher`).
+fn quick_return_terms(af: &ApiFacts) -> Vec<(String, String, String, &Fact)> {
+    let mut out: Vec<(String, String, String, &Fact)> = Vec::new();
+    for f in kinds(af, &[FactKind::QuickReturn]) {
+        let Some(c) = slot(f, "condition") else {
+            continue;
+        };
+        let function = f.function.replace("_64", "");
+        for term in c.split("||").map(str::trim).filter(|t| !t.is_empty()) {
+            let plain = term.replace("_64", "");
+            if !out.iter().any(|(g, p, _, _)| *g == function && *p == plain) {
+                out.push((function.clone(), plain, term.to_string(), f));
+            }
+        }
+    }
+    out
+}
+
+/// A parameter whose type is one word or two before its name (`rocblas_int n`) as
+/// `(type, name)`; `None` for pointers and arrays, whose change is shown whole.
+fn plain_param(p: &str) -> Option<(&str, &str)> {
+    let name = param_name(p)?;
+    let ty = p.trim().strip_suffix(name)?.trim();
+    (!ty.is_empty()
+        && ty
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ' '))
+    .then_some((ty, name))
+}
+
+/// How each other form of one base name differs from the form with the fewest
+/// variant suffixes (the plain API, or `_ex` where there is none): the parameters it
+/// takes in place of the reference's or in addition, the loops its launches sit in that
+/// the reference's do not (the `_64` forms' chunking over sizes past 32 bits), and the
+/// quick returns it adds (`batch_count <= 0`). One entry per base name; the forms of one
+/// family in other precisions differ only in their types and are left out as
+/// near-duplicates of it.
+fn variant_units<'a>(all: &[&'a ApiFacts]) -> Vec<(Vec<&'a ApiFacts>, Unit<'a>)> {
+    let mut by_base: BTreeMap<(String, String), Vec<&ApiFacts>> = BTreeMap::new();
+    for af in all {
+        by_base
+            .entry((af.family.clone(), base_name(af)))
+            .or_default()
+            .push(af);
+    }
+    let mut out = Vec::new();
+    for (_, mut forms) in by_base {
+        if forms.len() < 2 {
+            continue;
+        }
+        forms.sort_by_key(|af| af.variants.len());
+        if forms[0].variants.len() == forms[1].variants.len() {
+            continue; // no one form the others extend
+        }
+        let reference = forms[0];
+        let Some(ref_decl) = kinds(reference, &[FactKind::Declaration]).first().copied() else {
+            continue;
+        };
+        let ref_params: Vec<&str> = slot(ref_decl, "params")
+            .map(|p| p.split(" | ").collect())
+            .unwrap_or_default();
+        let ref_loops: BTreeSet<&str> = kinds(reference, &[FactKind::Launch])
+            .iter()
+            .flat_map(|f| f.conditions.iter())
+            .filter(|c| c.starts_with("loop: "))
+            .map(String::as_str)
+            .collect();
+        let ref_launches = !kinds(reference, &[FactKind::Launch]).is_empty();
+        let ref_terms: BTreeSet<(String, String)> = quick_return_terms(reference)
+            .into_iter()
+            .map(|(g, p, _, _)| (g, p))
+            .collect();
+        let rname = code(&reference.api);
+        let mut stated: Vec<(String, Vec<&Fact>)> = Vec::new();
+        for form in &forms[1..] {
+            let Some(decl) = kinds(form, &[FactKind::Declaration]).first().copied() else {
+                continue;
+            };
+            let params: Vec<&str> = slot(decl, "params")
+                .map(|p| p.split(" | ").collect())
+                .unwrap_or_default();
+            let mut clauses = Vec::new();
+            let mut facts = vec![ref_decl, decl];
+            // Type changes of plain parameters grouped by the pair of types (`n`, `incx`
+            // as `int64_t` for `rocblas_int`); pointers and arrays whole.
+            let mut retyped: Vec<((&str, &str), Vec<String>)> = Vec::new();
+            let mut changed = Vec::new();
+            let mut added = Vec::new();
+            for p in &params {
+                let name = param_name(p);
+                match ref_params
+                    .iter()
+                    .find(|r| name.is_some() && param_name(r) == name)
+                {
+                    Some(r) if squash(r) != squash(p) => match (plain_param(r), plain_param(p)) {
+                        (Some((from, n)), Some((to, _))) => {
+                            match retyped.iter_mut().find(|(k, _)| *k == (from, to)) {
+                                Some((_, names)) => names.push(code(n)),
+                                None => retyped.push(((from, to), vec![code(n)])),
+                            }
+                        }
+                        _ => changed.push(format!("{} for {}", code(p), code(r))),
+                    },
+                    Some(_) => {}
+                    None => added.push(code(p)),
+                }
+            }
+            for ((from, to), names) in &retyped {
+                clauses.push(format!(
+                    "takes {} as {} where {rname} has {}",
+                    listed_all(names),
+                    code(to),
+                    code(from)
+                ));
+            }
+            let dropped: Vec<String> = ref_params
+                .iter()
+                .filter(|r| {
+                    let n = param_name(r);
+                    n.is_none() || !params.iter().any(|p| param_name(p) == n)
+                })
+                .map(|r| code(r))
+                .collect();
+            if !changed.is_empty() {
+                clauses.push(format!("takes {}", listed_all(&changed)));
+            }
+            if !added.is_empty() {
+                clauses.push(format!("adds {}", listed_all(&added)));
+            }
+            if !dropped.is_empty() {
+                clauses.push(format!("has no {}", listed_all(&dropped)));
+            }
+            if ref_launches {
+                // The launch cited for a loop: one in a function the reference does not
+                // launch from (the `_64` launcher that holds the loop) first.
+                let ref_functions: BTreeSet<&str> = kinds(reference, &[FactKind::Launch])
+                    .iter()
+                    .map(|f| f.function.as_str())
+                    .collect();
+                let mut launches = kinds(form, &[FactKind::Launch]);
+                launches.sort_by_key(|f| ref_functions.contains(f.function.as_str()));
+                let mut loops: Vec<&str> = Vec::new();
+                let mut first: Option<&Fact> = None;
+                for f in &launches {
+                    for c in f.conditions.iter().filter(|c| c.starts_with("loop: ")) {
+                        if !ref_loops.contains(c.as_str()) && !loops.contains(&c.as_str()) {
+                            loops.push(c);
+                            first.get_or_insert(f);
+                        }
+                    }
+                }
+                if let Some(f) = first {
+                    let heads: Vec<String> =
+                        loops.iter().map(|c| code(&c["loop: ".len()..])).collect();
+                    clauses.push(format!(
+                        "launches its kernels inside {} {}, which {rname}'s launches are not in (e.g. {})",
+                        if heads.len() == 1 { "the loop" } else { "the loops" },
+                        listed_all(&heads),
+                        at(f)
+                    ));
+                    facts.push(f);
+                }
+            }
+            // Terms a quick return of the form adds to the reference's: none of the
+            // reference's quick returns tests it, and the reference has one in the same
+            // function (a helper only this form reaches is not compared).
+            // The quick return guarded by the fewest conditions first: the form's own
+            // argument checks before a check-numerics helper's.
+            let mut extra: Vec<(String, String, String, &Fact)> = quick_return_terms(form)
+                .into_iter()
+                .filter(|(g, p, _, _)| {
+                    ref_terms.iter().any(|(rg, _)| rg == g)
+                        && !ref_terms.iter().any(|(_, rp)| rp == p)
+                })
+                .collect();
+            extra.sort_by_key(|e| e.3.conditions.len());
+            if let Some((status, f)) = extra
+                .first()
+                .and_then(|(_, _, _, f)| Some((slot(f, "status")?, *f)))
+            {
+                let terms: Vec<String> = extra
+                    .iter()
+                    .filter(|e| std::ptr::eq(e.3, f))
+                    .map(|(_, _, t, _)| code(t))
+                    .collect();
+                clauses.push(format!(
+                    "also returns {} early when {} ({}{})",
+                    code(status),
+                    terms.join(" or "),
+                    at(f),
+                    when(f)
+                ));
+                facts.push(f);
+            }
+            if clauses.is_empty() {
+                continue;
+            }
+            stated.push((
+                format!(
+                    "{} ({}) {}.",
+                    code(&form.api),
+                    at(decl),
+                    listed_all(&clauses)
+                ),
+                facts,
+            ));
+        }
+        if stated.is_empty() {
+            continue;
+        }
+        stated.insert(
+            0,
+            (
+                format!(
+                    "{rname} ({}) is the form the others are compared with.",
+                    at(ref_decl)
+                ),
+                vec![ref_decl],
+            ),
+        );
+        if let Some(u) = stated_unit(&VARIANT_FORMS, &reference.api, stated) {
+            out.push((forms, u));
+        }
+    }
+    out
+}
+
 /// The fact entries every API should have at least; the manifest names those with
 /// fewer, and why.
 pub const MIN_FACT_ENTRIES: usize = 3;
@@ -986,6 +1294,26 @@ pub fn render(
             }
         }
     }
+    // The forms of one base name, compared: an entry naming all of them.
+    for (forms, u) in variant_units(all) {
+        let key = (u.template.id.to_string(), u.subject.clone(), u.body.clone());
+        if groups.contains_key(&key) {
+            continue;
+        }
+        order.push(key.clone());
+        groups.insert(
+            key,
+            Group {
+                apis: forms.iter().map(|af| af.api.clone()).collect(),
+                family: forms[0].family.clone(),
+                families: forms.iter().map(|af| af.family.clone()).collect(),
+                variants: forms.iter().map(|af| af.variants.clone()).collect(),
+                unit: u,
+                lib: forms[0].lib.clone(),
+                version: forms[0].version.clone(),
+            },
+        );
+    }
     let mut out = Vec::new();
     for key in order {
         let g = &groups[&key];
@@ -994,7 +1322,8 @@ pub fn render(
         let k = pick(&u.body, 3);
         let question = t.questions[k]
             .replace("{apis}", &apis_label(&g.apis, &g.families, &g.family))
-            .replace("{subject}", &u.subject);
+            .replace("{subject}", &u.subject)
+            .replace("{others}", &listed_all(&g.apis[1..]));
         let mut citations = Vec::new();
         // Keyed by library, file, function and, for a callee in another library, the
         // first line of its definition: overloads of one name in one file (rocBLAS's
@@ -1193,6 +1522,102 @@ mod tests {
         }
     }
 
+    fn form(api: &str, variants: &[&str], params: &str, facts: Vec<Fact>) -> ApiFacts {
+        let mut decl = fact(FactKind::Declaration, &[("params", params)], &[]);
+        decl.subject = api.into();
+        decl.function = api.into();
+        decl.file = "library/include/rocsolver-functions.h".into();
+        let mut all = vec![decl];
+        all.extend(facts);
+        ApiFacts {
+            lib: "rocsolver".into(),
+            version: "6.4.3".into(),
+            api: api.into(),
+            family: "geqrf".into(),
+            variants: variants.iter().map(|v| v.to_string()).collect(),
+            facts: all,
+            excluded: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn variant_forms_say_what_each_form_takes_and_runs_beyond_the_plain_one() {
+        let quick = |function: &str, condition: &str, conds: &[&str]| {
+            let mut f = fact(
+                FactKind::QuickReturn,
+                &[
+                    ("condition", condition),
+                    ("status", "rocblas_status_success"),
+                ],
+                conds,
+            );
+            f.function = function.into();
+            f
+        };
+        let launch = |function: &str, conds: &[&str]| {
+            let mut f = fact(FactKind::Launch, &[], conds);
+            f.function = function.into();
+            f
+        };
+        let plain = form(
+            "rocsolver_sgeqrf",
+            &[],
+            "rocblas_handle handle | const rocblas_int n | float* A | const rocblas_int lda",
+            vec![
+                quick("geqrf_template", "n == 0", &[]),
+                launch("geqrf_template", &[]),
+            ],
+        );
+        let batched = form(
+            "rocsolver_sgeqrf_batched",
+            &["batched"],
+            "rocblas_handle handle | const rocblas_int n | float* const A[] | const rocblas_int lda | const rocblas_int batch_count",
+            vec![
+                quick("geqrf_template", "n == 0 || batch_count == 0", &[]),
+                // A helper only this form's path reaches is not compared.
+                quick("check_helper", "batch_count_64 <= 0", &["check"]),
+                launch("geqrf_template", &[]),
+            ],
+        );
+        let wide = form(
+            "rocsolver_sgeqrf_64",
+            &["64"],
+            "rocblas_handle handle | const int64_t n | float* A | const int64_t lda",
+            vec![
+                quick("geqrf_template_64", "n_64 == 0", &[]),
+                launch(
+                    "geqrf_template_64",
+                    &["loop: for (int64_t b = 0; b < bc; b += chunk)"],
+                ),
+            ],
+        );
+        let all = [&batched, &wide, &plain];
+        let units = variant_units(&all);
+        assert_eq!(units.len(), 1);
+        let (forms, u) = &units[0];
+        let names: Vec<&str> = forms.iter().map(|af| af.api.as_str()).collect();
+        assert_eq!(
+            names[0], "rocsolver_sgeqrf",
+            "the plain form is the reference"
+        );
+        assert_eq!(u.subject, "rocsolver_sgeqrf");
+        let at = "library/include/rocsolver-functions.h:402";
+        let body = &u.body;
+        assert!(
+            body.contains(&format!("- `rocsolver_sgeqrf_batched` ({at}) takes `float* const A[]` for `float* A`, adds `const rocblas_int batch_count` and also returns `rocblas_status_success` early when `batch_count == 0` (library/src/auxiliary/rocauxiliary_bdsqr.hpp:402).")),
+            "{body}"
+        );
+        // `n_64 == 0` is the plain form's `n == 0`: not said again.
+        assert!(
+            body.contains(&format!("- `rocsolver_sgeqrf_64` ({at}) takes `n` and `lda` as `const int64_t` where `rocsolver_sgeqrf` has `const rocblas_int` and launches its kernels inside the loop `for (int64_t b = 0; b < bc; b += chunk)`, which `rocsolver_sgeqrf`'s launches are not in (e.g. library/src/auxiliary/rocauxiliary_bdsqr.hpp:402).")),
+            "{body}"
+        );
+        assert!(!body.contains("batch_count_64"), "{body}");
+        // With no one form the others extend, nothing is compared.
+        let twin = form("rocsolver_sgeqrf_x", &["batched"], "float* A", Vec::new());
+        assert!(variant_units(&[&batched, &twin]).is_empty());
+    }
+
     #[test]
     fn launch_bounds_are_stated_as_written_then_as_expanded() {
         let at = "library/src/auxiliary/rocauxiliary_bdsqr.hpp:402";
@@ -1327,6 +1752,35 @@ mod tests {
     }
 
     #[test]
+    fn an_else_if_chain_and_a_switch_case_read_as_one_clause_each() {
+        let (tests, cases) = guard_clauses(&[
+            "not (unit_inc && batch_count <= 8192)",
+            "not (batch_count > 8192)",
+            "switch (transa)",
+            "case rocblas_operation_none",
+            "not (constexpr BATCHED)",
+            "handle->pointer_mode == rocblas_pointer_mode_device",
+        ]);
+        assert_eq!(
+            tests,
+            "`handle->pointer_mode == rocblas_pointer_mode_device`, and none of `unit_inc && batch_count <= 8192`, `batch_count > 8192` and `BATCHED` holds"
+        );
+        assert_eq!(
+            cases,
+            ["in the `case rocblas_operation_none` of `switch (transa)`"]
+        );
+        assert_eq!(
+            guard_clauses(&["not (a)", "b"]).0,
+            "`b`, and `a` does not hold"
+        );
+        assert_eq!(
+            guard_clauses(&["not (a)", "not (b)"]).0,
+            "neither `a` nor `b` holds"
+        );
+        assert_eq!(guard_clauses(&["a", "b"]).0, "`a` and `b`");
+    }
+
+    #[test]
     fn only_code_the_slice_holds_as_written_is_a_code_span() {
         // An `else` branch, a switch case and a loop, each as its own clause.
         let f = fact(
@@ -1341,7 +1795,7 @@ mod tests {
         );
         assert_eq!(
             statement(&f).as_deref(),
-            Some("`bdsqr_init` launches `abs` (library/src/auxiliary/rocauxiliary_bdsqr.hpp:402), only when not (`BATCHED`), in a case of `switch (uplo)` and `n > 0`, inside the loop `for (int b = 0; b < batch_count; b++)`.")
+            Some("`bdsqr_init` launches `abs` (library/src/auxiliary/rocauxiliary_bdsqr.hpp:402), only when `n > 0`, and `BATCHED` does not hold, in a case of `switch (uplo)`, inside the loop `for (int b = 0; b < batch_count; b++)`.")
         );
         // `n_64 <= 0 || !x` is the code's `n_64 <= 0 || batch_count_64 <= 0 || !x` with
         // this API's batch count: a condition derived from the code, not a quote of it.

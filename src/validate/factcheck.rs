@@ -75,11 +75,11 @@ fn patterns() -> &'static Patterns {
             ident: r(r"[A-Za-z_][A-Za-z0-9_]*"),
             launch_verb: r(r"(?i)\b(launch(es|ed)?|dispatch(es|ed)?|enqueues?)\b"),
             negation: r(concat!(
-                r"(?i)\b(not|never|no|nor|neither|instead|rather|unlike|except|other|others",
+                r"(?i)\b(not|never|no|nor|neither|none|instead|rather|unlike|except|other|others",
                 r"|otherwise|without|whereas|but|compared|similar|similarly|like",
                 r"|may|might|could|would|can|cannot|\w+n't)\b"
             )),
-            denial: r(r"(?i)\b(not|never|no|nor|neither|instead|rather|unlike|except|without|\w+n't)\b"),
+            denial: r(r"(?i)\b(not|never|no|nor|neither|none|instead|rather|unlike|except|without|\w+n't)\b"),
             limit: r(r"(?i)\b(max|maximum|at most|up to|limit|limits|hardware|wavefronts?|warps?)\b"),
             this_api: r(r"(?i)\bth(is|e) (api|function|routine|call|entry point)\b"),
             constant: r(
