@@ -1,7 +1,8 @@
 //! The fact check (`contradicts-code`) on real rocBLAS 6.4.4 and rocSOLVER 6.4.3 entries,
 //! through `rocqa validate` (the real binary): LLM-style answers with a planted
 //! contradiction (a kernel of another API, a wrong block size or constant, a wrong status
-//! for a quick return or argument check, a wrong LDS size) are rejected naming the fact
+//! for a quick return or argument check, a wrong LDS size, a barrier in a kernel with
+//! none) are rejected naming the fact
 //! and its `file:line`; the same answers with the right values are kept.
 #![cfg(feature = "real-sources")]
 
@@ -235,6 +236,15 @@ fn pairs() -> Vec<(usize, String, String, &'static str)> {
             "256",
             "512",
             "rocblas_scal_kernels.hpp:292",
+        ),
+        // A barrier where there is none: rocblas_scal_kernel (rocblas_scal_kernels.hpp:26-58)
+        // and the helpers it calls (load_scalar, load_ptr_batch) have no __syncthreads.
+        both(
+            0,
+            "rocblas_scal_kernel {} before it stores the scaled element of x.",
+            "checks that tid < n",
+            "synchronizes the block with __syncthreads",
+            "rocblas_scal_kernel uses a barrier",
         ),
         // A wrong template argument: NB is 256 at every launch.
         both(

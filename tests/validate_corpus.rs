@@ -439,11 +439,17 @@ fn defects(good: &[Entry]) -> Vec<Defect> {
     e.answer = format!("As the library does, {EVAL_ANSWER}");
     push(e, Some("contaminated"), &mut out);
     // Semantic errors: grounded words, wrong claims. A status the code contradicts is
-    // caught by the fact check (rocblas_scal_imp.hpp:88 returns success for n <= 0); a
-    // barrier claimed where there is none, no check reads.
+    // caught by the fact check (rocblas_scal_imp.hpp:88 returns success for n <= 0); so
+    // is a barrier claimed of a kernel rocblas_sscal launches, whose device code has
+    // none (rocblas_scal_kernel, rocblas_scal_kernels.hpp:26-58, calls only
+    // load_scalar and load_ptr_batch). The same claim of a kernel shown but launched by
+    // another API (the entry is about rocblas_sscal) no check reads.
     let mut e = next(16);
     rewrite(&mut e, "rocblas_axpy_kernel synchronizes the block with __syncthreads before every update of y, since threads share x through LDS.");
     push(e, None, &mut out);
+    let mut e = next(0);
+    rewrite(&mut e, "rocblas_scal_kernel synchronizes the block with __syncthreads before each store of x, since threads share alpha through LDS.");
+    push(e, Some("contradicts-code"), &mut out);
     let mut e = next(17);
     rewrite(&mut e, "rocblas_internal_scal_launcher returns rocblas_status_invalid_size when n <= 0, treating an empty vector as an error.");
     push(e, Some("contradicts-code"), &mut out);

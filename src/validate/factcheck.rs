@@ -13,7 +13,11 @@
 //! - the status returned under a condition on an argument (`n <= 0`, "incx is
 //!   negative"): contradicted when an unconditional check whose condition covers the
 //!   claimed one returns another status and no check returning the claimed status
-//!   overlaps it.
+//!   overlaps it;
+//! - a barrier, LDS or atomics claimed of one kernel the API launches
+//!   (`rocblas_scal_kernel synchronizes the block with __syncthreads`): contradicted
+//!   when the device code the API runs has none, so neither the kernel nor a helper it
+//!   calls has one.
 //!
 //! Claims the facts do not cover pass.
 
@@ -64,6 +68,10 @@ struct Patterns {
     conjunction: Regex,
     condition_word: Regex,
     alternative: Regex,
+    barrier: Regex,
+    shared: Regex,
+    no_lds: Regex,
+    atomic: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -111,6 +119,13 @@ fn patterns() -> &'static Patterns {
             conjunction: r(r"(?i)&&|\band\b|\bboth\b"),
             condition_word: r(r"(?i)\b(when|whenever|if|only if|provided|for)\b"),
             alternative: r(r"(?i)\|\||\bor\b|\beither\b|\bunless\b|\belse\b"),
+            barrier: r(concat!(
+                r"(?i)(__syncthreads|__syncwarp|s_barrier|\bbarriers?\b",
+                r"|\bsynchroni[sz]\w*\s+(?:all\s+)?(?:the\s+)?(?:threads|block|workgroup|work-group|wavefronts?|lanes)\b)"
+            )),
+            shared: r(r"(?i)(__shared__|\bLDS\b|\bshared memory\b|\blocal data share\b)"),
+            no_lds: r(r"(?i)\b(LDS|shared memory)\s*(of\s*|=\s*)?0\b"),
+            atomic: r(r"(?i)\batomic\w*"),
         }
     })
 }
@@ -549,6 +564,98 @@ pub struct FactIndex<'a> {
     apis: BTreeMap<&'a str, Known<'a>>,
 }
 
+/// What the device code of the answer's APIs that launch one kernel uses: since an
+/// API's device facts cover every kernel it launches and the helpers they call, a
+/// feature none of them has is in neither the kernel nor its helpers as they run for
+/// those APIs.
+#[derive(Clone, Copy)]
+struct DeviceUse<'a> {
+    barrier: bool,
+    shared: bool,
+    atomic: bool,
+    /// A launch of the kernel, to name.
+    launch: &'a Fact,
+}
+
+impl<'a> DeviceUse<'a> {
+    /// Over the APIs of `apis` that launch `kernel`; `None` when none does.
+    fn of(kernel: &str, apis: &[&'a ApiFacts]) -> Option<DeviceUse<'a>> {
+        let mut out: Option<DeviceUse> = None;
+        for af in apis {
+            let Some(launch) = af
+                .facts
+                .iter()
+                .find(|f| f.kind == FactKind::Launch && f.subject == kernel)
+            else {
+                continue;
+            };
+            let has = |k: FactKind| af.facts.iter().any(|f| f.kind == k);
+            let dynamic_lds = af.facts.iter().any(|f| {
+                f.kind == FactKind::Launch
+                    && f.values
+                        .get("lds")
+                        .is_some_and(|v| !matches!(v.trim(), "0" | "0 bytes"))
+            });
+            let d = out.get_or_insert(DeviceUse {
+                barrier: false,
+                shared: false,
+                atomic: false,
+                launch,
+            });
+            d.barrier |= has(FactKind::Barrier);
+            d.shared |= has(FactKind::SharedMemory) || dynamic_lds;
+            d.atomic |= has(FactKind::Atomic);
+        }
+        out
+    }
+}
+
+/// A barrier, LDS or atomics claimed of the one kernel a sentence names, where none of
+/// the answer's APIs launching it runs device code with one.
+fn device_use(
+    s: &str,
+    apis: &[&ApiFacts],
+    table: &FactTable,
+    claims: &mut usize,
+) -> Option<String> {
+    let p = patterns();
+    if p.negation.is_match(s) || p.alternative.is_match(s) {
+        return None;
+    }
+    let named: BTreeSet<&str> = p
+        .ident
+        .find_iter(s)
+        .map(|m| m.as_str())
+        .filter(|w| table.kernels.contains(*w))
+        .collect();
+    let [kernel] = named.into_iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let d = DeviceUse::of(kernel, apis)?;
+    let claimed = [
+        (p.barrier.is_match(s), d.barrier, "a barrier"),
+        (
+            p.shared.is_match(s) && !p.no_lds.is_match(s),
+            d.shared,
+            "LDS (shared memory)",
+        ),
+        (p.atomic.is_match(s), d.atomic, "atomics"),
+    ];
+    for (said, has, what) in claimed {
+        if !said {
+            continue;
+        }
+        *claims += 1;
+        if !has {
+            return Some(format!(
+                "the answer says {kernel} uses {what}; the device code its APIs run (launched at {}) has none",
+                at(d.launch)
+            ));
+        }
+    }
+    None
+}
+
 impl<'a> FactIndex<'a> {
     /// Indexes every API's facts.
     pub fn new(table: &'a FactTable) -> FactIndex<'a> {
@@ -581,11 +688,13 @@ pub fn check(answer: &str, apis: &[String], index: &FactIndex) -> Option<Verdict
     }
     let table = index.table;
     let known = Known::merge(&parts);
+    let facts_of: Vec<&ApiFacts> = apis.iter().filter_map(|a| table.apis.get(a)).collect();
     let mut v = Verdict::default();
     let text = answer.replace('`', " ");
     for s in patterns().sentence.split(&text) {
         let found = kernels(s, apis, table, &known, &mut v.claims)
-            .or_else(|| launch_conditions(s, apis, table, &known, &mut v.claims));
+            .or_else(|| launch_conditions(s, apis, table, &known, &mut v.claims))
+            .or_else(|| device_use(s, &facts_of, table, &mut v.claims));
         // The numbers of a sentence that denies something are not claims.
         let found = if patterns().denial.is_match(s) {
             found
