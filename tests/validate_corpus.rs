@@ -329,6 +329,23 @@ fn defects(good: &[Entry]) -> Vec<Defect> {
         "Lines 400 to 420 of the launcher pick the kernel for half precision with unit stride.",
     );
     push(e, Some("line-range-outside-slice"), &mut out);
+    // A line range in the slice that points at other code: the launcher's quick return
+    // (rocblas_scal_kernels.hpp:194-198), cited for the launch of rocblas_sscal_2_kernel
+    // (:216).
+    let mut e = next(6);
+    rewrite(
+        &mut e,
+        "rocblas_internal_scal_launcher launches `rocblas_sscal_2_kernel` at rocblas_scal_kernels.hpp:195 when incx == 1, two elements per thread.",
+    );
+    push(e, Some("line-range-elsewhere"), &mut out);
+    // A builtin in the wrong dimension: rocblas_scal_kernel takes its batch from
+    // `blockIdx.z` (rocblas_scal_kernels.hpp:38) and reads blockIdx.x besides.
+    let mut e = next(13);
+    rewrite(
+        &mut e,
+        "In rocblas_scal_kernel each block row handles one batch instance: the batch index is taken from blockIdx.y, the element from blockIdx.x.",
+    );
+    push(e, Some("builtin-not-in-kernel"), &mut out);
     // Quotes.
     let mut e = next(21);
     rewrite(

@@ -1013,13 +1013,41 @@ fn variant_units<'a>(all: &[&'a ApiFacts]) -> Vec<(Vec<&'a ApiFacts>, Unit<'a>)>
                 if let Some(f) = first {
                     let heads: Vec<String> =
                         loops.iter().map(|c| code(&c["loop: ".len()..])).collect();
-                    clauses.push(format!(
-                        "launches its kernels inside {} {}, which {rname}'s launches are not in (e.g. {})",
-                        if heads.len() == 1 { "the loop" } else { "the loops" },
-                        listed_all(&heads),
-                        at(f)
-                    ));
-                    facts.push(f);
+                    // Where the loop is: the launch when its own function holds it,
+                    // else the innermost caller above it that only this form runs
+                    // (the `_64` launcher calling the 32-bit one), which the entry
+                    // shows and cites with the launch.
+                    let ref_code: BTreeSet<&str> = reference
+                        .facts
+                        .iter()
+                        .flat_map(|r| {
+                            std::iter::once(r.function.as_str())
+                                .chain(r.condition_sites.iter().map(|c| c.function.as_str()))
+                        })
+                        .collect();
+                    let holder = f
+                        .condition_sites
+                        .iter()
+                        .rev()
+                        .find(|c| !ref_code.contains(c.function.as_str()))
+                        .map(|c| (&c.function, &c.file, c.function_lines))
+                        .or_else(|| {
+                            (!ref_code.contains(f.function.as_str())).then_some((
+                                &f.function,
+                                &f.file,
+                                f.function_lines,
+                            ))
+                        });
+                    // Not knowing which function holds the loops, the clause is left out.
+                    if let Some((function, file, (s, e))) = holder {
+                        clauses.push(format!(
+                            "launches its kernels inside {} {}, which {rname}'s launches are not in (in {}, {file}:{s}-{e})",
+                            if heads.len() == 1 { "the loop" } else { "the loops" },
+                            listed_all(&heads),
+                            code(function),
+                        ));
+                        facts.push(f);
+                    }
                 }
             }
             // Terms a quick return of the form adds to the reference's: none of the
@@ -1609,7 +1637,7 @@ mod tests {
         );
         // `n_64 == 0` is the plain form's `n == 0`: not said again.
         assert!(
-            body.contains(&format!("- `rocsolver_sgeqrf_64` ({at}) takes `n` and `lda` as `const int64_t` where `rocsolver_sgeqrf` has `const rocblas_int` and launches its kernels inside the loop `for (int64_t b = 0; b < bc; b += chunk)`, which `rocsolver_sgeqrf`'s launches are not in (e.g. library/src/auxiliary/rocauxiliary_bdsqr.hpp:402).")),
+            body.contains(&format!("- `rocsolver_sgeqrf_64` ({at}) takes `n` and `lda` as `const int64_t` where `rocsolver_sgeqrf` has `const rocblas_int` and launches its kernels inside the loop `for (int64_t b = 0; b < bc; b += chunk)`, which `rocsolver_sgeqrf`'s launches are not in (in `geqrf_template_64`, library/src/auxiliary/rocauxiliary_bdsqr.hpp:390-420).")),
             "{body}"
         );
         assert!(!body.contains("batch_count_64"), "{body}");

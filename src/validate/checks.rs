@@ -12,12 +12,13 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Check, Citation, FactCheckCount, Mutation, PieceRef};
+use crate::model::{Check, Citation, FactCheckCount, Mutation, PieceRef, PieceRole};
 use crate::slice::{lines_hash, SliceError, Trees};
 
 use super::grounding::{
-    empty_slot, foreign_quote, names_outside_slice, names_something_shown, range_outside_shown,
-    unknown_files, unknown_identifiers, KnownNames,
+    builtin_not_in_kernel, empty_slot, foreign_quote, names_outside_slice, names_something_shown,
+    range_elsewhere, range_outside_shown, unknown_files, unknown_identifiers, KnownNames,
+    ShownPiece,
 };
 
 /// Answers shorter than this say nothing.
@@ -90,6 +91,9 @@ pub enum Reason {
     UnknownFile,
     /// A line range named in prose that is not in the code shown.
     LineRangeOutsideSlice,
+    /// A line range named in prose whose lines hold none of what the words before it
+    /// name.
+    LineRangeElsewhere,
     /// Names used as code that exist nowhere.
     UnknownIdentifiers,
     /// A function or kernel of the library that neither the slice nor the call path
@@ -99,6 +103,9 @@ pub enum Reason {
     Ungrounded,
     /// Code quoted as the library's that the slice does not hold.
     QuoteNotInSlice,
+    /// An index builtin (`blockIdx.y`) said of a kernel whose code reads it in other
+    /// dimensions only.
+    BuiltinNotInKernel,
     /// Threads per block beyond what the target runs.
     LaunchBounds,
     /// The compile check's screen refused the code.
@@ -153,10 +160,12 @@ impl Reason {
             CitationFileMissing => "citation-file-missing",
             UnknownFile => "unknown-file",
             LineRangeOutsideSlice => "line-range-outside-slice",
+            LineRangeElsewhere => "line-range-elsewhere",
             UnknownIdentifiers => "unknown-identifiers",
             NameOutsideSlice => "name-outside-slice",
             Ungrounded => "ungrounded",
             QuoteNotInSlice => "quote-not-in-slice",
+            BuiltinNotInKernel => "builtin-not-in-kernel",
             LaunchBounds => "launch-bounds",
             CompileScreen => "compile-screen",
             CompileFrontend => "compile-frontend",
@@ -341,6 +350,7 @@ pub const CHECKS: &[(&str, CheckFn)] = &[
     ("files-exist", files_exist),
     ("identifiers-exist", identifiers_exist),
     ("quotes-from-slice", quotes_from_slice),
+    ("builtins-in-kernel", builtins_in_kernel),
     ("bug-found", bug_found),
     ("contradicts-code", agrees_with_facts),
     // After the fact check, so a kernel of another API is named with the fact it breaks.
@@ -684,6 +694,10 @@ fn files_exist(c: &Candidate, g: &Grounding, _: &mut Found) -> Outcome {
             format!("{r} is not in the code shown"),
         ));
     }
+    let texts = piece_texts(c.slice, g.trees)?;
+    if let Some(r) = range_elsewhere(c.answer, &shown_pieces(c.slice, &texts)) {
+        return Err((Reason::LineRangeElsewhere, r));
+    }
     Ok(Some(String::new()))
 }
 
@@ -727,6 +741,54 @@ fn names_in_slice(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
         ));
     }
     Ok(Some(String::new()))
+}
+
+/// The text of each piece of a slice, in order, read from the trees.
+fn piece_texts(slice: &[PieceRef], trees: &Trees) -> Result<Vec<String>, (Reason, String)> {
+    let mut texts = Vec::with_capacity(slice.len());
+    for p in slice {
+        let lines = trees
+            .lines(&p.lib, &p.file)
+            .map_err(|e| (read_failure(&e, Reason::SliceFileMissing), e.to_string()))?;
+        let (a, b) = (p.start.max(1) as usize, (p.end as usize).min(lines.len()));
+        texts.push(lines.get(a - 1..b).unwrap_or_default().join("\n"));
+    }
+    Ok(texts)
+}
+
+fn shown_pieces<'a>(slice: &'a [PieceRef], texts: &'a [String]) -> Vec<ShownPiece<'a>> {
+    slice
+        .iter()
+        .zip(texts)
+        .map(|(p, text)| ShownPiece {
+            file: &p.file,
+            name: &p.name,
+            start: p.start,
+            end: p.end,
+            text,
+        })
+        .collect()
+}
+
+fn builtins_in_kernel(c: &Candidate, g: &Grounding, _: &mut Found) -> Outcome {
+    // A find-the-bug prompt shows a changed line, which the answer is about.
+    if c.mutation.is_some() {
+        return Ok(None);
+    }
+    let kernels: Vec<&str> = c
+        .slice
+        .iter()
+        .filter(|p| p.role == PieceRole::Kernel)
+        .map(|p| p.name.as_str())
+        .collect();
+    if kernels.is_empty() {
+        return Ok(None);
+    }
+    let texts = piece_texts(c.slice, g.trees)?;
+    match builtin_not_in_kernel(c.answer, &shown_pieces(c.slice, &texts), &kernels) {
+        Some(why) => Err((Reason::BuiltinNotInKernel, why)),
+        None => Ok(Some(String::new())),
+    }
 }
 
 fn quotes_from_slice(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcome {

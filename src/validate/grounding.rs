@@ -8,7 +8,7 @@
 //! name is the commonest hallucination of a model that explains code, and the cheapest
 //! to catch.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -500,6 +500,233 @@ pub fn range_outside_shown(answer: &str, shown: &[ShownRange]) -> Option<String>
     None
 }
 
+/// The end of a sentence in prose: a stop after a word of two letters or more, a
+/// number or a closing mark, then a space (not `e.g. `); or a line break.
+fn sentence_end_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?:^|[^.])\b(?:[A-Za-z]{2,}|\d+|[)`'\x22])[.!?]\s+|\n").expect("static regex")
+    })
+}
+
+/// A piece of the code shown, with its lines (`text`, from `start`).
+pub struct ShownPiece<'a> {
+    /// File relative to its tree's root.
+    pub file: &'a str,
+    /// The function (or kernel, macro) the piece is.
+    pub name: &'a str,
+    /// First line.
+    pub start: u32,
+    /// Last line.
+    pub end: u32,
+    /// The piece's lines, `start` first.
+    pub text: &'a str,
+}
+
+/// Names a stretch of prose anchors a line range to: identifiers of its code spans and
+/// code-shaped words, three characters or more, file names left out.
+fn anchors(segment: &str) -> Vec<&str> {
+    let spans: Vec<&str> = backtick_re()
+        .captures_iter(segment)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .collect();
+    let mut out: Vec<&str> = spans
+        .iter()
+        .flat_map(|s| ident_re().find_iter(s).map(|m| m.as_str()))
+        .filter(|w| w.len() >= 3 && !w.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    let bare = backtick_re().replace_all(segment, " ");
+    for w in ident_re().find_iter(&bare).map(|m| m.as_str()) {
+        if code_shaped(w) {
+            if let Some(i) = segment.find(w) {
+                out.push(&segment[i..i + w.len()]);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The first line range the prose gives for something (`rocblas_sscal_2_kernel` is
+/// launched at `rocblas_scal_kernels.hpp:195`) whose lines, give or take two, hold none
+/// of the names the words around it use, and that lies in no piece so named: a line
+/// number pointing at other code. The words around a range run from the sentence's
+/// start up to the next range (or the sentence's end); a range with no name around it
+/// is not judged.
+pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
+    let (_, prose) = split_fences(answer);
+    let mentions: Vec<regex::Captures> = file_mention_re().captures_iter(&prose).collect();
+    for (i, c) in mentions.iter().enumerate() {
+        let m = c.get(0).expect("whole match");
+        // The words around the range: from the sentence's start to the next range (or
+        // the sentence's end).
+        let from = 0;
+        let to = mentions
+            .get(i + 1)
+            .map_or(prose.len(), |n| n.get(0).expect("whole match").start());
+        let start = sentence_end_re()
+            .find_iter(&prose[from..m.start()])
+            .last()
+            .map_or(from, |e| from + e.end());
+        let end = sentence_end_re()
+            .find(&prose[m.end()..to])
+            .map_or(to, |e| m.end() + e.start());
+        let before = &prose[start..m.start()];
+        let segment = format!("{before} {}", &prose[m.end()..end]);
+        let (Some(file), Some(a)) = (
+            c.get(1).map(|m| m.as_str()),
+            c.get(2).and_then(|m| m.as_str().parse::<u32>().ok()),
+        ) else {
+            continue;
+        };
+        let b = c
+            .get(3)
+            .and_then(|m| m.as_str().parse::<u32>().ok())
+            .unwrap_or(a);
+        let in_file: Vec<&ShownPiece> = shown
+            .iter()
+            .filter(|p| p.file == file || p.file.ends_with(&format!("/{file}")))
+            .collect();
+        let Some(piece) = in_file.iter().find(|p| p.start <= a && b <= p.end) else {
+            continue;
+        };
+        let segment = file_mention_re().replace_all(&segment, " ");
+        let names = anchors(&segment);
+        if names.is_empty() {
+            continue;
+        }
+        // The lines cited, widened by two each way within the piece.
+        let lo = a.saturating_sub(2).max(piece.start);
+        let hi = (b + 2).min(piece.end);
+        let lines: Vec<&str> = piece
+            .text
+            .lines()
+            .skip((lo - piece.start) as usize)
+            .take((hi - lo + 1) as usize)
+            .collect();
+        let cited: HashSet<&str> = lines
+            .iter()
+            .flat_map(|l| ident_re().find_iter(l).map(|m| m.as_str()))
+            .collect();
+        // The function the lines are in anchors them too when it is the name just
+        // before the range: `launcher` (file:216) is cited for its body; `launcher`
+        // launches `kernel` at file:195 is cited for the kernel.
+        let last = ident_re()
+            .find_iter(before)
+            .map(|m| m.as_str())
+            .filter(|w| names.contains(w))
+            .last();
+        let around = last.is_some_and(|n| {
+            in_file
+                .iter()
+                .any(|p| p.name == n && p.start <= a && b <= p.end)
+        });
+        let anchored = around || names.iter().any(|n| cited.contains(n));
+        if !anchored {
+            let range = if b > a {
+                format!("{file}:{a}-{b}")
+            } else {
+                format!("{file}:{a}")
+            };
+            return Some(format!(
+                "{range} holds none of {} that the answer cites it for",
+                names.join(", ")
+            ));
+        }
+    }
+    None
+}
+
+/// A HIP index builtin as written in code or prose (`blockIdx.z`, `hipBlockIdx_z`).
+fn builtin_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"\b(?:(blockIdx|threadIdx)\s*\.\s*([xyz])|hip(BlockIdx|ThreadIdx)_([xyz]))\b")
+            .expect("static regex")
+    })
+}
+
+/// Words that make a sentence deny or weigh alternatives rather than claim.
+fn hedge_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)\b(not|never|no|nor|neither|none|instead|rather|unlike|except|without|whereas|but|or|either|if|would|could|might|may|\w+n't)\b")
+            .expect("static regex")
+    })
+}
+
+/// The index builtins a text reads, as `(blockIdx|threadIdx, x|y|z)`.
+fn builtins_in(text: &str) -> BTreeSet<(String, String)> {
+    builtin_re()
+        .captures_iter(text)
+        .filter_map(|c| match (c.get(1), c.get(2), c.get(3), c.get(4)) {
+            (Some(k), Some(d), _, _) => Some((k.as_str().to_string(), d.as_str().to_string())),
+            (_, _, Some(k), Some(d)) => {
+                let k = k.as_str();
+                Some((k[..1].to_lowercase() + &k[1..], d.as_str().to_string()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The first sentence that says one kernel of the code shown reads an index builtin
+/// (`blockIdx.y`) its code, with the helpers of the slice it calls, never reads,
+/// though it reads that builtin in another dimension: the batch said to come from
+/// `blockIdx.y` where the kernel takes it from `blockIdx.z`. Sentences that deny or
+/// hedge are not read; a kernel reading no builtin of that kind (through a helper the
+/// slice does not show) is not judged.
+pub fn builtin_not_in_kernel(
+    answer: &str,
+    shown: &[ShownPiece],
+    kernels: &[&str],
+) -> Option<String> {
+    let (_, prose) = split_fences(answer);
+    for sentence in sentence_end_re().split(&prose) {
+        if hedge_re().is_match(sentence) {
+            continue;
+        }
+        let claimed = builtins_in(sentence);
+        if claimed.is_empty() {
+            continue;
+        }
+        let words: HashSet<&str> = ident_re().find_iter(sentence).map(|m| m.as_str()).collect();
+        let named: Vec<&&str> = kernels.iter().filter(|k| words.contains(**k)).collect();
+        let [kernel] = named[..] else { continue };
+        let Some(body) = shown.iter().find(|p| p.name == *kernel) else {
+            continue;
+        };
+        let called: HashSet<&str> = ident_re()
+            .find_iter(body.text)
+            .map(|m| m.as_str())
+            .collect();
+        let mut code = body.text.to_string();
+        for p in shown
+            .iter()
+            .filter(|p| p.name != *kernel && called.contains(p.name))
+        {
+            code.push('\n');
+            code.push_str(p.text);
+        }
+        let reads = builtins_in(&code);
+        for (kind, dim) in &claimed {
+            let same_kind: Vec<String> = reads
+                .iter()
+                .filter(|(k, _)| k == kind)
+                .map(|(k, d)| format!("{k}.{d}"))
+                .collect();
+            if !same_kind.is_empty() && !reads.contains(&(kind.clone(), dim.clone())) {
+                return Some(format!(
+                    "the answer says {kernel} reads {kind}.{dim}; its code shown reads {} only",
+                    same_kind.join(", ")
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// Does a code span hold code (an expression or statement) rather than a name?
 fn quote_shaped(span: &str) -> bool {
     let s = span.trim();
@@ -720,6 +947,103 @@ mod tests {
         );
         assert!(range_outside_shown("rocblas_scal_kernels.hpp:20-30", &shown).is_some());
         assert!(range_outside_shown("lines 50 to 70", &shown).is_some());
+    }
+
+    #[test]
+    fn a_line_range_must_hold_what_its_sentence_cites_it_for() {
+        let file = "library/src/blas1/rocblas_scal_kernels.hpp";
+        let launcher: String = (182..=200)
+            .map(|i| match i {
+                182 => "rocblas_status rocblas_internal_scal_launcher(rocblas_int n)".into(),
+                195 => "    if(n <= 0 || incx <= 0 || batch_count <= 0)".into(),
+                197 => "        return rocblas_status_success;".into(),
+                _ => format!("// {i}"),
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let kernel = "ROCBLAS_KERNEL(DIM_X)\nrocblas_sscal_2_kernel(rocblas_int n)\n{\n}";
+        let shown = [
+            ShownPiece {
+                file,
+                name: "rocblas_internal_scal_launcher",
+                start: 182,
+                end: 200,
+                text: &launcher,
+            },
+            ShownPiece {
+                file,
+                name: "rocblas_sscal_2_kernel",
+                start: 64,
+                end: 67,
+                text: kernel,
+            },
+        ];
+        // Pointing at the quick return for a launch.
+        let wrong = "`rocblas_sscal_2_kernel` is launched at rocblas_scal_kernels.hpp:195, right after the checks.";
+        assert!(range_elsewhere(wrong, &shown)
+            .is_some_and(|r| r.contains("rocblas_scal_kernels.hpp:195")
+                && r.contains("rocblas_sscal_2_kernel")));
+        // The same range for what it holds, by a name on its lines or by the function
+        // it is in; a range with no name around it; `e.g.` does not end the sentence.
+        for right in [
+            "The launcher returns `rocblas_status_success` when `batch_count <= 0` (rocblas_scal_kernels.hpp:195-197).",
+            "`rocblas_internal_scal_launcher` (rocblas_scal_kernels.hpp:195) returns early.",
+            "The quick return (rocblas_scal_kernels.hpp:195) avoids any launch.",
+            "The checks come first, e.g. `incx <= 0` at rocblas_scal_kernels.hpp:195.",
+            "`rocblas_sscal_2_kernel` (rocblas_scal_kernels.hpp:64-67) takes `n`.",
+        ] {
+            assert_eq!(range_elsewhere(right, &shown), None, "{right}");
+        }
+    }
+
+    #[test]
+    fn an_index_builtin_is_the_kernels_own() {
+        let kernel = "ROCBLAS_KERNEL(NB)\nrocblas_scal_kernel(rocblas_int n)\n{\n    int64_t tid = blockIdx.x * NB + threadIdx.x;\n    uint32_t batch = blockIdx.z;\n    helper();\n}";
+        let helper = "__device__ void helper() { int y = hipThreadIdx_y; }";
+        let other =
+            "ROCBLAS_KERNEL(NB)\nrocblas_gemv_kernel(rocblas_int n)\n{\n    int r = blockIdx.y;\n}";
+        let shown = [
+            ShownPiece {
+                file: "a.hpp",
+                name: "rocblas_scal_kernel",
+                start: 1,
+                end: 7,
+                text: kernel,
+            },
+            ShownPiece {
+                file: "a.hpp",
+                name: "helper",
+                start: 9,
+                end: 9,
+                text: helper,
+            },
+            ShownPiece {
+                file: "a.hpp",
+                name: "rocblas_gemv_kernel",
+                start: 11,
+                end: 15,
+                text: other,
+            },
+        ];
+        let kernels = ["rocblas_scal_kernel", "rocblas_gemv_kernel"];
+        let wrong = "rocblas_scal_kernel takes the batch index from blockIdx.y.";
+        assert!(builtin_not_in_kernel(wrong, &shown, &kernels)
+            .is_some_and(|r| r.contains("blockIdx.y") && r.contains("blockIdx.x, blockIdx.z")));
+        for right in [
+            "rocblas_scal_kernel takes the batch index from `blockIdx.z`.",
+            // Read by a helper it calls, in the other spelling.
+            "rocblas_scal_kernel reads threadIdx.y through its helper.",
+            "The batch comes from blockIdx.z in rocblas_scal_kernel, not from blockIdx.y.",
+            "rocblas_gemv_kernel uses blockIdx.y for its rows.",
+            // Two kernels named: not judged.
+            "rocblas_scal_kernel and rocblas_gemv_kernel both use blockIdx.y.",
+        ] {
+            assert_eq!(
+                builtin_not_in_kernel(right, &shown, &kernels),
+                None,
+                "{right}"
+            );
+        }
     }
 
     #[test]
