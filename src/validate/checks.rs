@@ -339,8 +339,9 @@ pub type CheckFn =
 pub const CHECKS: &[(&str, CheckFn)] = &[
     ("question-form", question_form),
     ("answer-length", answer_length),
-    ("well-formed", well_formed),
+    // A refusal is named as one, though it talks about the excerpt it was shown.
     ("refusal", not_refusal),
+    ("well-formed", well_formed),
     ("copies-question", not_copy),
     ("empty-slot", no_empty_slot),
     ("code-present", code_present),

@@ -191,7 +191,13 @@ fn markup_re() -> &'static Regex {
             r"|\bthe user (wants|asks|is asking|asked|needs)\b",
             r"|\blet me (think|check|look|see|re-?read|recall|reason)\b",
             r"|^\s*(okay|ok|alright|hmm),? (so|let|the)\b",
-            r"|\bwait,? (no|actually)\b"
+            r"|\bwait,? (no|actually)\b",
+            // Talk about the prompt, which a training example does not carry with it.
+            r"|\b(the|this|that|these) (excerpts?|slices?)\b",
+            r"|\b(shown|provided|given|quoted|pasted|supplied) (above|below)\b",
+            r"|\b(above|below) (excerpts?|snippets?|listings?|code)\b",
+            r"|\bthe (provided|given|supplied|attached) (code|source|excerpts?|snippets?|files?)\b",
+            r"|\byou (provided|shared|gave|pasted|showed)\b"
         ))
         .expect("static regex")
     })
@@ -385,6 +391,9 @@ mod tests {
             (format!("<think>The user wants NB.</think>\n{GOOD}"), ModelMarkup),
             (format!("Okay, so the launcher is simple. {GOOD}"), ModelMarkup),
             (format!("{GOOD} Let me check the kernel again."), ModelMarkup),
+            (format!("As the excerpt above shows, {GOOD}"), ModelMarkup),
+            (format!("{GOOD} See the code shown above for the host branch."), ModelMarkup),
+            (format!("In the provided code, {GOOD}"), ModelMarkup),
             ("The grid:\n```cpp\ndim3 grid(blocks, 1, batches);\n".to_string(), UnbalancedMarkdown),
             (format!("{GOOD} The block is `dim3 threads(NB); per batch."), UnbalancedMarkdown),
             (format!("{GOOD} Each thread then scales one element of x with the"), Truncated),
