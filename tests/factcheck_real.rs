@@ -2,7 +2,7 @@
 //! through `rocqa validate` (the real binary): LLM-style answers with a planted
 //! contradiction (a kernel of another API, a wrong block size or constant, a wrong status
 //! for a quick return or argument check, a wrong LDS size, a barrier in a kernel with
-//! none) are rejected naming the fact
+//! none, a target its launch never runs on) are rejected naming the fact
 //! and its `file:line`; the same answers with the right values are kept.
 #![cfg(feature = "real-sources")]
 
@@ -279,6 +279,16 @@ fn pairs() -> Vec<(usize, String, String, &'static str)> {
             "1024",
             "256",
             "rocblas_ger_kernels.hpp:421",
+        ),
+        // A target its launch never runs on: rocblas_ger_double_buffered_kernel is
+        // launched (rocblas_ger_kernels.hpp:353) only when `is_gfx90a && m > 2000 && m ==
+        // n && m % 128 == 0`, `is_gfx90a` being `handle->getArch() == 910` (:346).
+        both(
+            1,
+            "On {} rocblas_sger launches rocblas_ger_double_buffered_kernel when the matrix is square and large.",
+            "gfx90a",
+            "gfx908",
+            "no launch of it runs there",
         ),
         // A wrong status for an argument check: rocblas_ger.hpp:49 returns
         // rocblas_status_invalid_size when m < 0.

@@ -14,6 +14,9 @@
 //!   negative"): contradicted when an unconditional check whose condition covers the
 //!   claimed one returns another status and no check returning the claimed status
 //!   overlaps it;
+//! - the target a sentence gives for a launch (`on gfx908 rocblas_sger launches
+//!   rocblas_ger_kernel`), against the architecture tests its launches need
+//!   (`is_gfx90a`, `is_arch_10_or_11_or_12`, `handle->getArch() == 910`);
 //! - a barrier, LDS or atomics claimed of one kernel the API launches
 //!   (`rocblas_scal_kernel synchronizes the block with __syncthreads`): contradicted
 //!   when the device code the API runs has none, so neither the kernel nor a helper it
@@ -72,6 +75,8 @@ struct Patterns {
     shared: Regex,
     no_lds: Regex,
     atomic: Regex,
+    gfx: Regex,
+    arch_term: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -126,6 +131,12 @@ fn patterns() -> &'static Patterns {
             shared: r(r"(?i)(__shared__|\bLDS\b|\bshared memory\b|\blocal data share\b)"),
             no_lds: r(r"(?i)\b(LDS|shared memory)\s*(of\s*|=\s*)?0\b"),
             atomic: r(r"(?i)\batomic\w*"),
+            gfx: r(r"(?i)\bgfx(\d{3,4}[a-z]?)\b"),
+            arch_term: r(concat!(
+                r"^(?:is_gfx(\w+)|is_arch_(\d+(?:_or_\d+)*)",
+                r"|(?:handle\s*->\s*)?getArch\(\)\s*==\s*(\d+)",
+                r"|(?:(?:handle\s*->\s*)?getArchMajor\(\)|arch_major)\s*==\s*(\d+))$"
+            )),
         }
     })
 }
@@ -300,6 +311,145 @@ fn launch_conditions(
         }
     }
     None
+}
+
+/// What a launch's conditions ask of the GPU's architecture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ArchNeed {
+    /// That one target (`90a` for `is_gfx90a`, `handle->getArch() == 910`).
+    Is(String),
+    /// Not that target (an `else` of `is_gfx90a` alone).
+    IsNot(String),
+    /// A major version among these (`is_arch_10_or_11_or_12`, `is_gfx11xx`).
+    Major(Vec<u32>),
+}
+
+/// A target's major version: `gfx90a` is 9, `gfx1030` 10.
+fn arch_major(arch: &str) -> Option<u32> {
+    let digits: String = arch.chars().take_while(char::is_ascii_digit).collect();
+    match digits.len() {
+        4.. => digits[..2].parse().ok(),
+        1..=3 => digits[..1].parse().ok(),
+        _ => None,
+    }
+}
+
+/// One `&&` term of a condition as an architecture need.
+fn arch_need(term: &str) -> Option<ArchNeed> {
+    let c = patterns().arch_term.captures(term.trim())?;
+    if let Some(g) = c.get(1) {
+        let g = g.as_str();
+        return Some(match g.strip_suffix("xx") {
+            Some(major) => ArchNeed::Major(vec![major.parse().ok()?]),
+            None => ArchNeed::Is(g.to_lowercase()),
+        });
+    }
+    if let Some(list) = c.get(2) {
+        let majors: Option<Vec<u32>> = list
+            .as_str()
+            .split("_or_")
+            .map(|m| m.parse().ok())
+            .collect();
+        return Some(ArchNeed::Major(majors?));
+    }
+    if let Some(n) = c.get(3) {
+        // rocBLAS's `getArch()` is the target number, gfx90a being 910.
+        let n = n.as_str();
+        return Some(ArchNeed::Is(if n == "910" {
+            "90a".into()
+        } else {
+            n.into()
+        }));
+    }
+    c.get(4)
+        .and_then(|n| n.as_str().parse().ok())
+        .map(|m| ArchNeed::Major(vec![m]))
+}
+
+/// The architecture needs every run of a launch satisfies: the terms of a conjunction
+/// its conditions write, and the single negated test of an `else`.
+fn arch_needs(f: &Fact) -> Vec<ArchNeed> {
+    let mut out = Vec::new();
+    for c in &f.conditions {
+        let c = c.trim();
+        if let Some(inner) = c.strip_prefix("not (").and_then(|x| x.strip_suffix(')')) {
+            if let Some(ArchNeed::Is(a)) = arch_need(inner) {
+                out.push(ArchNeed::IsNot(a));
+            }
+            continue;
+        }
+        if c.contains("||") {
+            continue;
+        }
+        out.extend(c.split("&&").filter_map(arch_need));
+    }
+    out
+}
+
+fn arch_allows(need: &ArchNeed, arch: &str) -> bool {
+    match need {
+        ArchNeed::Is(a) => a == arch,
+        ArchNeed::IsNot(a) => a != arch,
+        ArchNeed::Major(ms) => arch_major(arch).is_some_and(|m| ms.contains(&m)),
+    }
+}
+
+/// The target a sentence gives for the launch of one kernel the API makes (`on gfx908
+/// rocblas_sger launches rocblas_ger_kernel`): contradicted when every launch of it
+/// needs another target. One kernel and one target named, no alternative, no negation.
+fn launch_architectures(
+    s: &str,
+    apis: &[String],
+    table: &FactTable,
+    k: &Known,
+    claims: &mut usize,
+) -> Option<String> {
+    let p = patterns();
+    if !p.launch_verb.is_match(s) || p.negation.is_match(s) || p.alternative.is_match(s) {
+        return None;
+    }
+    let targets: BTreeSet<String> = p
+        .gfx
+        .captures_iter(s)
+        .map(|c| c[1].to_lowercase())
+        .collect();
+    let [arch] = targets.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let words: Vec<&str> = p.ident.find_iter(s).map(|m| m.as_str()).collect();
+    if words
+        .iter()
+        .any(|w| table.api_names.contains(*w) && !apis.iter().any(|a| a == w))
+    {
+        return None;
+    }
+    let named: BTreeSet<&str> = words
+        .iter()
+        .copied()
+        .filter(|w| table.kernels.contains(*w))
+        .collect();
+    let [kernel] = named.into_iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let launches = k.launched.get(kernel)?;
+    let needs: Vec<(&Fact, Vec<ArchNeed>)> = launches.iter().map(|f| (*f, arch_needs(f))).collect();
+    if needs.iter().all(|(_, n)| n.is_empty()) {
+        return None;
+    }
+    *claims += 1;
+    if needs
+        .iter()
+        .any(|(_, n)| n.iter().all(|need| arch_allows(need, arch)))
+    {
+        return None;
+    }
+    let (f, _) = &needs[0];
+    let api = apis.first().map(String::as_str).unwrap_or("the API");
+    Some(format!(
+        "the answer says {api} launches {kernel} on gfx{arch}; no launch of it runs there: the launch at {} holds only when {}",
+        at(f),
+        f.conditions.join(" and ")
+    ))
 }
 
 /// The atoms of a condition: `(argument, range)` with their byte spans.
@@ -694,6 +844,7 @@ pub fn check(answer: &str, apis: &[String], index: &FactIndex) -> Option<Verdict
     for s in patterns().sentence.split(&text) {
         let found = kernels(s, apis, table, &known, &mut v.claims)
             .or_else(|| launch_conditions(s, apis, table, &known, &mut v.claims))
+            .or_else(|| launch_architectures(s, apis, table, &known, &mut v.claims))
             .or_else(|| device_use(s, &facts_of, table, &mut v.claims));
         // The numbers of a sentence that denies something are not claims.
         let found = if patterns().denial.is_match(s) {
@@ -928,6 +1079,43 @@ fn statuses(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn architecture_tests_read_as_needs() {
+        use ArchNeed::*;
+        assert_eq!(arch_need("is_gfx90a"), Some(Is("90a".into())));
+        assert_eq!(
+            arch_need(" handle->getArch() == 910 "),
+            Some(Is("90a".into()))
+        );
+        assert_eq!(
+            arch_need("is_arch_10_or_11_or_12"),
+            Some(Major(vec![10, 11, 12]))
+        );
+        assert_eq!(arch_need("is_gfx11xx"), Some(Major(vec![11])));
+        assert_eq!(arch_need("m > 2000"), None);
+        assert_eq!((arch_major("90a"), arch_major("1030")), (Some(9), Some(10)));
+        let mut f = Fact {
+            kind: FactKind::Launch,
+            subject: "k".into(),
+            function: "f".into(),
+            lib: "rocblas".into(),
+            file: "a.hpp".into(),
+            line: 1,
+            end_line: 1,
+            function_lines: (1, 2),
+            values: Default::default(),
+            conditions: vec!["is_gfx90a && m > 2000".into(), "not (is_gfx942)".into()],
+            condition_sites: Vec::new(),
+        };
+        assert_eq!(arch_needs(&f), [Is("90a".into()), IsNot("942".into())]);
+        // An `else` of a conjunction needs nothing of the target.
+        f.conditions = vec!["not (is_gfx90a && m > 2000)".into()];
+        assert!(arch_needs(&f).is_empty());
+        assert!(
+            arch_allows(&Major(vec![10, 11, 12]), "1100") && !arch_allows(&Major(vec![10]), "90a")
+        );
+    }
 
     fn fact(kind: FactKind, subject: &str, line: u32, values: &[(&str, &str)]) -> Fact {
         Fact {
