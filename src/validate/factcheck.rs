@@ -16,7 +16,9 @@
 //!   overlaps it;
 //! - the target a sentence gives for a launch (`on gfx908 rocblas_sger launches
 //!   rocblas_ger_kernel`), against the architecture tests its launches need
-//!   (`is_gfx90a`, `is_arch_10_or_11_or_12`, `handle->getArch() == 910`);
+//!   (`is_gfx90a`, `is_arch_10_or_11_or_12`, `handle->getArch() == 910`), and the enum
+//!   value it gives (`when transA is rocblas_operation_none`) against the values of
+//!   that argument its launches test;
 //! - a barrier, LDS or atomics claimed of one kernel the API launches
 //!   (`rocblas_scal_kernel synchronizes the block with __syncthreads`): contradicted
 //!   when the device code the API runs has none, so neither the kernel nor a helper it
@@ -77,6 +79,8 @@ struct Patterns {
     atomic: Regex,
     gfx: Regex,
     arch_term: Regex,
+    enum_value: Regex,
+    enum_term: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -132,6 +136,11 @@ fn patterns() -> &'static Patterns {
             no_lds: r(r"(?i)\b(LDS|shared memory)\s*(of\s*|=\s*)?0\b"),
             atomic: r(r"(?i)\batomic\w*"),
             gfx: r(r"(?i)\bgfx(\d{3,4}[a-z]?)\b"),
+            enum_value: r(concat!(
+                r"\b(rocblas_(?:operation|pointer_mode|fill|side|diagonal|evect|svect|eform",
+                r"|erange|esort|workmode|storev|direct|srange))_[a-z_]+\b"
+            )),
+            enum_term: r(r"^\(?\s*([A-Za-z_][\w.>-]*)\s*(==|!=)\s*(rocblas_[a-z_]+)\s*\)?$"),
             arch_term: r(concat!(
                 r"^(?:is_gfx(\w+)|is_arch_(\d+(?:_or_\d+)*)",
                 r"|(?:handle\s*->\s*)?getArch\(\)\s*==\s*(\d+)",
@@ -450,6 +459,138 @@ fn launch_architectures(
         at(f),
         f.conditions.join(" and ")
     ))
+}
+
+/// What a launch's conditions ask of an argument of enum type: `(variable, value,
+/// equal)` for `transA == rocblas_operation_none` (`equal`) or its `else` (not).
+fn enum_needs(f: &Fact) -> Vec<(String, String, bool)> {
+    let p = patterns();
+    let read = |t: &str| -> Option<(String, String, bool)> {
+        let c = p.enum_term.captures(t)?;
+        p.enum_value
+            .is_match(&c[3])
+            .then(|| (c[1].to_string(), c[3].to_string(), &c[2] == "=="))
+    };
+    let term = |t: &str| -> Option<(String, String, bool)> {
+        let t = t.trim();
+        read(t).or_else(|| {
+            // `rocblas_pointer_mode_device == handle->pointer_mode`, the value first.
+            let (a, op, b) = t
+                .split_once("==")
+                .map(|(a, b)| (a, "==", b))
+                .or_else(|| t.split_once("!=").map(|(a, b)| (a, "!=", b)))?;
+            read(&format!("{} {op} {}", b.trim(), a.trim()))
+        })
+    };
+    let mut out = Vec::new();
+    for c in &f.conditions {
+        let c = c.trim();
+        if let Some(inner) = c.strip_prefix("not (").and_then(|x| x.strip_suffix(')')) {
+            if !inner.contains("&&") && !inner.contains("||") {
+                out.extend(term(inner).map(|(v, e, eq)| (v, e, !eq)));
+            }
+            continue;
+        }
+        if c.contains("||") {
+            continue;
+        }
+        out.extend(c.split("&&").filter_map(term));
+    }
+    out
+}
+
+/// The enum value a sentence gives as the condition of a launch (`rocblas_sgemv
+/// launches rocblas_gemvt_kernel when transA is rocblas_operation_none`): contradicted
+/// when every launch of that kernel needs another value of that argument. The argument
+/// is the one the sentence names, or the only one of that enum the launches test.
+fn launch_enum_values(
+    s: &str,
+    apis: &[String],
+    table: &FactTable,
+    k: &Known,
+    claims: &mut usize,
+) -> Option<String> {
+    let p = patterns();
+    if !p.launch_verb.is_match(s)
+        || p.negation.is_match(s)
+        || p.alternative.is_match(s)
+        || !p.condition_word.is_match(s)
+    {
+        return None;
+    }
+    // Each value with whether the sentence says the argument is it (`== v`, "is v") or
+    // is not (`!= v`).
+    let values: Vec<(String, String, bool)> = p
+        .enum_value
+        .captures_iter(s)
+        .map(|c| {
+            let at = c.get(0).map_or(0, |m| m.start());
+            let equal = !s[..at].trim_end().ends_with("!=");
+            (c[0].to_string(), c[1].to_string(), equal)
+        })
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    let words: BTreeSet<&str> = p.ident.find_iter(s).map(|m| m.as_str()).collect();
+    if words
+        .iter()
+        .any(|w| table.api_names.contains(*w) && !apis.iter().any(|a| a == w))
+    {
+        return None;
+    }
+    let named: Vec<&str> = words
+        .iter()
+        .copied()
+        .filter(|w| table.kernels.contains(*w))
+        .collect();
+    let [kernel] = named[..] else {
+        return None;
+    };
+    let launches = k.launched.get(kernel)?;
+    let needs: Vec<(&Fact, Vec<(String, String, bool)>)> =
+        launches.iter().map(|f| (*f, enum_needs(f))).collect();
+    for (value, family, equal) in &values {
+        // The argument tested against this enum: named in the sentence, or the only one.
+        let vars: BTreeSet<&str> = needs
+            .iter()
+            .flat_map(|(_, n)| n.iter())
+            .filter(|(_, e, _)| e.starts_with(family.as_str()))
+            .map(|(v, _, _)| v.as_str())
+            .collect();
+        let var = match vars
+            .iter()
+            .filter(|v| words.contains(**v))
+            .collect::<Vec<_>>()[..]
+        {
+            [one] => *one,
+            [] if vars.len() == 1 => vars.iter().next().copied()?,
+            _ => continue,
+        };
+        *claims += 1;
+        // A launch allows `var == value` unless it needs another value or not this
+        // one; it allows `var != value` unless it needs this one.
+        let allows = |n: &[(String, String, bool)]| {
+            n.iter()
+                .filter(|(v, e, _)| v == var && e.starts_with(family.as_str()))
+                .all(|(_, e, eq)| match equal {
+                    true => (e == value) == *eq,
+                    false => !(e == value && *eq),
+                })
+        };
+        if needs.iter().any(|(_, n)| allows(n)) {
+            continue;
+        }
+        let (f, _) = &needs[0];
+        let api = apis.first().map(String::as_str).unwrap_or("the API");
+        return Some(format!(
+            "the answer says {api} launches {kernel} when {var} {} {value}; no launch of it allows that: the launch at {} holds only when {}",
+            if *equal { "is" } else { "is not" },
+            at(f),
+            f.conditions.join(" and ")
+        ));
+    }
+    None
 }
 
 /// The atoms of a condition: `(argument, range)` with their byte spans.
@@ -845,6 +986,7 @@ pub fn check(answer: &str, apis: &[String], index: &FactIndex) -> Option<Verdict
         let found = kernels(s, apis, table, &known, &mut v.claims)
             .or_else(|| launch_conditions(s, apis, table, &known, &mut v.claims))
             .or_else(|| launch_architectures(s, apis, table, &known, &mut v.claims))
+            .or_else(|| launch_enum_values(s, apis, table, &known, &mut v.claims))
             .or_else(|| device_use(s, &facts_of, table, &mut v.claims));
         // The numbers of a sentence that denies something are not claims.
         let found = if patterns().denial.is_match(s) {
@@ -1244,6 +1386,40 @@ mod tests {
             let v = judge(open);
             assert_eq!(v.contradiction, None, "{open}");
             assert!(v.claims <= 1, "{open}: {v:?}");
+        }
+    }
+
+    #[test]
+    fn enum_values_and_targets_the_launches_exclude_are_contradictions() {
+        let mut t = table();
+        let api = t.apis.get_mut("lib_sscal").unwrap();
+        api.facts[0].conditions = vec![
+            "not (transA == rocblas_operation_none)".into(),
+            "transA == rocblas_operation_transpose && is_gfx90a".into(),
+            "rocblas_pointer_mode_device == handle->pointer_mode".into(),
+        ];
+        let judge =
+            |answer: &str| check(answer, &["lib_sscal".to_string()], &FactIndex::new(&t)).unwrap();
+        for wrong in [
+            "lib_sscal launches lib_scal_kernel when transA is rocblas_operation_none.",
+            "lib_sscal launches lib_scal_kernel when transA == rocblas_operation_conjugate_transpose.",
+            "In rocblas_pointer_mode_host, lib_sscal launches lib_scal_kernel when the scalar is on the host.",
+            "On gfx942 lib_sscal launches lib_scal_kernel when transA is rocblas_operation_transpose.",
+            "lib_sscal launches lib_scal_kernel when transA != rocblas_operation_transpose.",
+        ] {
+            let why = judge(wrong)
+                .contradiction
+                .unwrap_or_else(|| panic!("kept: {wrong}"));
+            assert!(why.contains("src/scal.hpp:40"), "{why}");
+        }
+        for right in [
+            "lib_sscal launches lib_scal_kernel when transA is rocblas_operation_transpose.",
+            "lib_sscal launches lib_scal_kernel when `transA != rocblas_operation_none`.",
+            "On gfx90a lib_sscal launches lib_scal_kernel when alpha is on the device, rocblas_pointer_mode_device.",
+        ] {
+            let v = judge(right);
+            assert_eq!(v.contradiction, None, "{right}");
+            assert!(v.claims >= 2, "{right}: not judged");
         }
     }
 
