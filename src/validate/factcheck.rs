@@ -461,9 +461,12 @@ fn launch_architectures(
     ))
 }
 
+/// What a launch needs of an argument of enum type: `(variable, value, equal)`.
+type EnumNeed = (String, String, bool);
+
 /// What a launch's conditions ask of an argument of enum type: `(variable, value,
 /// equal)` for `transA == rocblas_operation_none` (`equal`) or its `else` (not).
-fn enum_needs(f: &Fact) -> Vec<(String, String, bool)> {
+fn enum_needs(f: &Fact) -> Vec<EnumNeed> {
     let p = patterns();
     let read = |t: &str| -> Option<(String, String, bool)> {
         let c = p.enum_term.captures(t)?;
@@ -548,8 +551,7 @@ fn launch_enum_values(
         return None;
     };
     let launches = k.launched.get(kernel)?;
-    let needs: Vec<(&Fact, Vec<(String, String, bool)>)> =
-        launches.iter().map(|f| (*f, enum_needs(f))).collect();
+    let needs: Vec<(&Fact, Vec<EnumNeed>)> = launches.iter().map(|f| (*f, enum_needs(f))).collect();
     for (value, family, equal) in &values {
         // The argument tested against this enum: named in the sentence, or the only one.
         let vars: BTreeSet<&str> = needs
@@ -570,7 +572,7 @@ fn launch_enum_values(
         *claims += 1;
         // A launch allows `var == value` unless it needs another value or not this
         // one; it allows `var != value` unless it needs this one.
-        let allows = |n: &[(String, String, bool)]| {
+        let allows = |n: &[EnumNeed]| {
             n.iter()
                 .filter(|(v, e, _)| v == var && e.starts_with(family.as_str()))
                 .all(|(_, e, eq)| match equal {
