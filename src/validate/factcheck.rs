@@ -240,22 +240,20 @@ fn plain_atoms(text: &str) -> Vec<(String, Range)> {
     out
 }
 
-/// A condition a sentence gives for the launch of a kernel the API makes (`launches
-/// rocblas_dot_batched_4_kernel when n > 1024`): contradicted when every launch of that
-/// kernel needs a condition on the same argument that excludes the claimed one. One
-/// kernel named, no alternative (`or`, `unless`, `else`), no negation or hedge.
-fn launch_conditions(
-    s: &str,
+/// The one kernel a sentence about a launch of this API names: a launch verb, no
+/// negation or alternative (`or`, `unless`, `else`), a condition word where `condition`
+/// asks for one, no other API of the libraries named, and exactly one kernel.
+fn launch_subject<'s>(
+    s: &'s str,
     apis: &[String],
     table: &FactTable,
-    k: &Known,
-    claims: &mut usize,
-) -> Option<String> {
+    condition: bool,
+) -> Option<&'s str> {
     let p = patterns();
     if !p.launch_verb.is_match(s)
         || p.negation.is_match(s)
         || p.alternative.is_match(s)
-        || !p.condition_word.is_match(s)
+        || (condition && !p.condition_word.is_match(s))
     {
         return None;
     }
@@ -271,9 +269,25 @@ fn launch_conditions(
         .copied()
         .filter(|w| table.kernels.contains(*w))
         .collect();
-    let [kernel] = named.into_iter().collect::<Vec<_>>()[..] else {
-        return None;
-    };
+    match named.into_iter().collect::<Vec<_>>()[..] {
+        [kernel] => Some(kernel),
+        _ => None,
+    }
+}
+
+/// A condition a sentence gives for the launch of a kernel the API makes (`launches
+/// rocblas_dot_batched_4_kernel when n > 1024`): contradicted when every launch of that
+/// kernel needs a condition on the same argument that excludes the claimed one. One
+/// kernel named, no alternative (`or`, `unless`, `else`), no negation or hedge.
+fn launch_conditions(
+    s: &str,
+    apis: &[String],
+    table: &FactTable,
+    k: &Known,
+    claims: &mut usize,
+) -> Option<String> {
+    let p = patterns();
+    let kernel = launch_subject(s, apis, table, true)?;
     let launches = k.launch_needs.get(kernel)?;
     // The claimed conditions: the sentence's comparisons (`when n > 1024`); a number
     // followed by arithmetic is not one.
@@ -414,30 +428,13 @@ fn launch_architectures(
     claims: &mut usize,
 ) -> Option<String> {
     let p = patterns();
-    if !p.launch_verb.is_match(s) || p.negation.is_match(s) || p.alternative.is_match(s) {
-        return None;
-    }
+    let kernel = launch_subject(s, apis, table, false)?;
     let targets: BTreeSet<String> = p
         .gfx
         .captures_iter(s)
         .map(|c| c[1].to_lowercase())
         .collect();
     let [arch] = targets.iter().collect::<Vec<_>>()[..] else {
-        return None;
-    };
-    let words: Vec<&str> = p.ident.find_iter(s).map(|m| m.as_str()).collect();
-    if words
-        .iter()
-        .any(|w| table.api_names.contains(*w) && !apis.iter().any(|a| a == w))
-    {
-        return None;
-    }
-    let named: BTreeSet<&str> = words
-        .iter()
-        .copied()
-        .filter(|w| table.kernels.contains(*w))
-        .collect();
-    let [kernel] = named.into_iter().collect::<Vec<_>>()[..] else {
         return None;
     };
     let launches = k.launched.get(kernel)?;
@@ -514,13 +511,7 @@ fn launch_enum_values(
     claims: &mut usize,
 ) -> Option<String> {
     let p = patterns();
-    if !p.launch_verb.is_match(s)
-        || p.negation.is_match(s)
-        || p.alternative.is_match(s)
-        || !p.condition_word.is_match(s)
-    {
-        return None;
-    }
+    let kernel = launch_subject(s, apis, table, true)?;
     // Each value with whether the sentence says the argument is it (`== v`, "is v") or
     // is not (`!= v`).
     let values: Vec<(String, String, bool)> = p
@@ -536,20 +527,6 @@ fn launch_enum_values(
         return None;
     }
     let words: BTreeSet<&str> = p.ident.find_iter(s).map(|m| m.as_str()).collect();
-    if words
-        .iter()
-        .any(|w| table.api_names.contains(*w) && !apis.iter().any(|a| a == w))
-    {
-        return None;
-    }
-    let named: Vec<&str> = words
-        .iter()
-        .copied()
-        .filter(|w| table.kernels.contains(*w))
-        .collect();
-    let [kernel] = named[..] else {
-        return None;
-    };
     let launches = k.launched.get(kernel)?;
     let needs: Vec<(&Fact, Vec<EnumNeed>)> = launches.iter().map(|f| (*f, enum_needs(f))).collect();
     for (value, family, equal) in &values {
