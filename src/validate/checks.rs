@@ -324,6 +324,8 @@ impl Failed {
 pub struct Found {
     /// The code shown, re-read from the trees.
     pub shown: String,
+    /// Each piece's text, in slice order (the lines of `shown`, piece by piece).
+    pub pieces: Vec<String>,
     /// Citations resolved and hashed.
     pub citations: Vec<Citation>,
     /// Claims compared with the facts.
@@ -520,7 +522,16 @@ fn read_failure(e: &SliceError, missing: Reason) -> Reason {
 /// The code shown, re-read from the pinned trees: each piece's lines, in slice order.
 /// Both paths ground answers in this text.
 pub fn shown_text(slice: &[PieceRef], trees: &Trees) -> Result<String, (Reason, String)> {
-    let mut shown = String::new();
+    Ok(piece_texts(slice, trees)?
+        .iter()
+        .map(|t| format!("{t}\n"))
+        .collect())
+}
+
+/// Each piece's lines, joined, in slice order, read from the pinned trees: a piece past
+/// the end of its file or no longer hashing as recorded is refused.
+fn piece_texts(slice: &[PieceRef], trees: &Trees) -> Result<Vec<String>, (Reason, String)> {
+    let mut texts = Vec::with_capacity(slice.len());
     for p in slice {
         let lines = trees
             .lines(&p.lib, &p.file)
@@ -543,19 +554,17 @@ pub fn shown_text(slice: &[PieceRef], trees: &Trees) -> Result<String, (Reason, 
                 format!("{}:{}-{} no longer reads as it did", p.file, p.start, p.end),
             ));
         }
-        for l in &lines[p.start as usize - 1..p.end as usize] {
-            shown.push_str(l);
-            shown.push('\n');
-        }
+        texts.push(lines[p.start as usize - 1..p.end as usize].join("\n"));
     }
-    Ok(shown)
+    Ok(texts)
 }
 
 fn slice_in_tree(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
     if c.slice.is_empty() {
         return Err((Reason::SliceChanged, "the entry shows no code".into()));
     }
-    found.shown = shown_text(c.slice, g.trees)?;
+    found.pieces = piece_texts(c.slice, g.trees)?;
+    found.shown = found.pieces.iter().map(|t| format!("{t}\n")).collect();
     if let Some(m) = c.mutation {
         planted_line_holds(m, c.slice, g.trees)?;
         // The prompt showed the changed line: quoting it is quoting the slice.
@@ -676,7 +685,7 @@ fn resolve(
     })
 }
 
-fn files_exist(c: &Candidate, g: &Grounding, _: &mut Found) -> Outcome {
+fn files_exist(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
     let unknown = unknown_files(c.answer, g.known);
     if !unknown.is_empty() {
         return Err((
@@ -695,8 +704,7 @@ fn files_exist(c: &Candidate, g: &Grounding, _: &mut Found) -> Outcome {
             format!("{r} is not in the code shown"),
         ));
     }
-    let texts = piece_texts(c.slice, g.trees)?;
-    if let Some(r) = range_elsewhere(c.answer, &shown_pieces(c.slice, &texts)) {
+    if let Some(r) = range_elsewhere(c.answer, &shown_pieces(c.slice, &found.pieces)) {
         return Err((Reason::LineRangeElsewhere, r));
     }
     Ok(Some(String::new()))
@@ -744,19 +752,6 @@ fn names_in_slice(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
     Ok(Some(String::new()))
 }
 
-/// The text of each piece of a slice, in order, read from the trees.
-fn piece_texts(slice: &[PieceRef], trees: &Trees) -> Result<Vec<String>, (Reason, String)> {
-    let mut texts = Vec::with_capacity(slice.len());
-    for p in slice {
-        let lines = trees
-            .lines(&p.lib, &p.file)
-            .map_err(|e| (read_failure(&e, Reason::SliceFileMissing), e.to_string()))?;
-        let (a, b) = (p.start.max(1) as usize, (p.end as usize).min(lines.len()));
-        texts.push(lines.get(a - 1..b).unwrap_or_default().join("\n"));
-    }
-    Ok(texts)
-}
-
 fn shown_pieces<'a>(slice: &'a [PieceRef], texts: &'a [String]) -> Vec<ShownPiece<'a>> {
     slice
         .iter()
@@ -771,7 +766,7 @@ fn shown_pieces<'a>(slice: &'a [PieceRef], texts: &'a [String]) -> Vec<ShownPiec
         .collect()
 }
 
-fn builtins_in_kernel(c: &Candidate, g: &Grounding, _: &mut Found) -> Outcome {
+fn builtins_in_kernel(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcome {
     // A find-the-bug prompt shows a changed line, which the answer is about.
     if c.mutation.is_some() {
         return Ok(None);
@@ -785,8 +780,7 @@ fn builtins_in_kernel(c: &Candidate, g: &Grounding, _: &mut Found) -> Outcome {
     if kernels.is_empty() {
         return Ok(None);
     }
-    let texts = piece_texts(c.slice, g.trees)?;
-    match builtin_not_in_kernel(c.answer, &shown_pieces(c.slice, &texts), &kernels) {
+    match builtin_not_in_kernel(c.answer, &shown_pieces(c.slice, &found.pieces), &kernels) {
         Some(why) => Err((Reason::BuiltinNotInKernel, why)),
         None => Ok(Some(String::new())),
     }
