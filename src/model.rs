@@ -972,6 +972,11 @@ pub enum FactKind {
     /// The API's own definition: where it is, and, for a function-try-block, what its
     /// `catch` handler returns (`handler`).
     Definition,
+    /// A variable of static storage duration that host code sets: a namespace-scope
+    /// variable stored to (`declared`, `decl_line`, and `uses`, the other lines of its
+    /// file that name it), or a function-local `static` initialized by a call (`local`),
+    /// which runs once. `target` and `value` as for stores.
+    StaticState,
 }
 
 impl FactKind {
@@ -994,6 +999,7 @@ impl FactKind {
             FactKind::Declaration => "declaration",
             FactKind::Return => "return",
             FactKind::Definition => "definition",
+            FactKind::StaticState => "static-state",
         }
     }
 }

@@ -203,7 +203,7 @@ fn index_prints_counts_then_serves_everything_from_cache() {
     for want in [
         "7 kernels, 7 device helpers, 18 from macro expansions",
         "7 launch sites",
-        "public API: 24 functions (3 _64), 7 families",
+        "public API: 26 functions (3 _64), 9 families",
         "files with parse errors left: 0",
     ] {
         assert!(first.contains(want), "missing {want:?} in:\n{first}");
@@ -229,7 +229,7 @@ fn index_prints_counts_then_serves_everything_from_cache() {
     .expect("index --json is JSON");
     assert_eq!(json["cached"], json["files"]);
     assert_eq!(json["parsed"], 0);
-    assert_eq!(json["api_functions"], 24);
+    assert_eq!(json["api_functions"], 26);
 }
 
 #[test]

@@ -298,6 +298,46 @@ fn fixture_fact_check_rejects_contradictions_and_keeps_right_values() {
 }
 
 #[test]
+fn fixture_static_state_a_setter_stores_and_an_abort_runs_once() {
+    let p = project();
+    // handle.cpp:39-43: a file-scope thread_local set by the API, named again by
+    // rocfx_take_default_workspace_size (:48-49), which is no part of the API's graph.
+    let f = facts(p.path(), "rocfx", "rocfx_set_default_workspace_size");
+    let s = find(
+        &f,
+        FactKind::StaticState,
+        "t_rocfx_default_workspace_size",
+        "src/handle.cpp",
+        43,
+    );
+    assert_eq!(s.values["value"], "size");
+    assert_eq!(
+        s.values["declared"],
+        "static thread_local size_t t_rocfx_default_workspace_size"
+    );
+    assert_eq!(s.values["decl_lines"], "39-39");
+    assert_eq!(s.values["uses"], "48-49");
+    assert!(!s.values.contains_key("local"));
+    // handle.cpp:61: a function-local static initialized by a call, run once; the
+    // callee is cut from graphs (symbols.deny) but the initializer is the API's own code.
+    let f = facts(p.path(), "rocfx", "rocfx_abort");
+    let s = find(&f, FactKind::StaticState, "once", "src/handle.cpp", 61);
+    assert_eq!(s.values["declared"], "static int once");
+    assert_eq!(s.values["value"], "(rocfx_abort_once(), 0)");
+    assert_eq!(s.values["local"], "true");
+    // The once-initialized static is the only state the abort has.
+    let kinds: Vec<FactKind> = f.facts.iter().map(|x| x.kind).collect();
+    assert_eq!(
+        kinds
+            .iter()
+            .filter(|k| **k == FactKind::StaticState)
+            .count(),
+        1,
+        "{kinds:?}"
+    );
+}
+
+#[test]
 fn fixture_stores_through_pointer_parameters_in_host_code_only() {
     let p = project();
     // handle.cpp:13: `*handle = new _rocfx_handle;`, handle being `rocfx_handle*`.

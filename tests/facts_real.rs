@@ -569,6 +569,57 @@ fn stores_of_getters_setters_and_quick_results() {
 }
 
 #[test]
+fn static_state_set_once_or_per_thread() {
+    // rocblas_ostream.cpp:80-84: the body is one function-local static whose
+    // initializer calls rocblas_abort_once(), so only the first call runs it.
+    let f = facts("rocblas", "rocblas_abort");
+    let s = find(
+        &f,
+        FactKind::StaticState,
+        "once",
+        "library/src/rocblas_ostream.cpp",
+        83,
+    );
+    assert_eq!(s.values["declared"], "static int once");
+    assert_eq!(s.values["value"], "(rocblas_abort_once(), 0)");
+    assert_eq!(s.values["local"], "true");
+    // handle.cpp:67-71: the setter stores into a file-scope thread_local, which the
+    // handle's constructor reads and clears (:210-213).
+    let f = facts("rocblas", "rocblas_device_malloc_set_default_memory_size");
+    let s = find(
+        &f,
+        FactKind::StaticState,
+        "t_rocblas_device_malloc_default_memory_size",
+        "library/src/handle.cpp",
+        71,
+    );
+    assert_eq!(s.values["value"], "size");
+    assert_eq!(
+        s.values["declared"],
+        "static thread_local size_t t_rocblas_device_malloc_default_memory_size"
+    );
+    assert_eq!(s.values["decl_lines"], "67-67");
+    assert_eq!(s.values["uses"], "210-213");
+    // roclapack's refactorization info loads rocSPARSE once (rocsolver_rfinfo.cpp:214).
+    let f = facts("rocsolver", "rocsolver_create_rfinfo");
+    let s = find(
+        &f,
+        FactKind::StaticState,
+        "result",
+        "library/src/refact/rocsolver_rfinfo.cpp",
+        214,
+    );
+    assert_eq!(s.values["value"], "load_rocsparse()");
+    // Constants are not state: `static constexpr int NB = rocblas_gemvt_sn_NB();` in
+    // rocblas_gemv_kernels.cpp:509 is not a fact of rocblas_sgemv.
+    let f = facts("rocblas", "rocblas_sgemv");
+    assert!(f
+        .facts
+        .iter()
+        .all(|x| x.kind != FactKind::StaticState || !x.values["declared"].contains("constexpr")));
+}
+
+#[test]
 fn a_pointer_mode_rocsolver_sets_decides_the_branches_below_it() {
     // roclapack_getrs.hpp:145-147 sets host pointer mode before its rocBLAS and gemm
     // calls; rocsolver_gemm reads it (roclapack_gemm_specialized_kernels.hpp:201-202)

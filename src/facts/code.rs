@@ -5,6 +5,8 @@
 //! expanded, branches the build leaves out blank, one line per original line), so a
 //! byte offset maps back to an original line and what is read here is what compiles.
 
+use std::collections::HashMap;
+
 /// A file's expanded text with its line starts.
 pub struct Text {
     /// The text.
@@ -111,6 +113,41 @@ pub fn tidy(s: &str) -> String {
             }
         }
         out.push_str(w);
+    }
+    out
+}
+
+/// Text as written on one line: each run of whitespace outside string and character
+/// literals becomes one space, and the literals keep theirs (`". Make sure"` stays as
+/// the code has it, where [`tidy`] would glue the `.` to what came before).
+pub fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in s.trim().chars() {
+        match quote {
+            Some(q) => {
+                out.push(c);
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None if c.is_whitespace() => {
+                if !out.ends_with(' ') {
+                    out.push(' ');
+                }
+            }
+            None => {
+                if c == '"' || c == '\'' {
+                    quote = Some(c);
+                }
+                out.push(c);
+            }
+        }
     }
     out
 }
@@ -365,6 +402,95 @@ impl<'a> Scanner<'a> {
     }
 }
 
+/// A variable declared at namespace scope: the declaration as written (tidied) and the
+/// offset of its first byte.
+pub type NamespaceVariable = (String, usize);
+
+/// The variables `src` (expanded text) declares at namespace scope, by name: what has
+/// static storage duration without a `static` inside a function. Function bodies,
+/// classes and brace initializers are stepped over; prototypes, `typedef`s, `using`s
+/// and templates declare no variable.
+pub fn namespace_variables(src: &str) -> HashMap<String, NamespaceVariable> {
+    let sc = Scanner::new(src);
+    let s = src.as_bytes();
+    let mut out = HashMap::new();
+    let (mut i, mut start) = (0, 0);
+    while i < s.len() {
+        match s[i] {
+            b'"' | b'\'' => {
+                i = sc.literal_end(i);
+                continue;
+            }
+            b';' => {
+                if let Some((name, decl)) = variable_declared(&src[start..i]) {
+                    let lead = src[start..i].len() - src[start..i].trim_start().len();
+                    out.entry(name).or_insert((decl, start + lead));
+                }
+                start = i + 1;
+            }
+            b'{' => {
+                let head = tidy(&src[start..i]);
+                let namespace = head == "extern \"C\""
+                    || head.starts_with("namespace")
+                    || head.starts_with("inline namespace");
+                if namespace {
+                    start = i + 1;
+                } else if head.ends_with('=') {
+                    // `T x = { ... };`: the statement goes on past the braces.
+                    i = sc.matching(i);
+                } else {
+                    // A function, class or enum body: nothing in it is at namespace scope.
+                    i = sc.matching(i);
+                    start = i + 1;
+                }
+            }
+            b'}' => start = i + 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The name and the tidied text of a variable declaration (`static thread_local size_t
+/// t_size`, `int g = f()`); `None` for anything else.
+fn variable_declared(stmt: &str) -> Option<(String, String)> {
+    let decl = tidy(stmt);
+    let first = decl.split([' ', '<', '(']).next().unwrap_or("");
+    if matches!(
+        first,
+        "" | "typedef"
+            | "using"
+            | "template"
+            | "friend"
+            | "return"
+            | "namespace"
+            | "struct"
+            | "class"
+            | "enum"
+            | "union"
+    ) || decl.starts_with('#')
+    {
+        return None;
+    }
+    let lhs = decl
+        .split_once(" = ")
+        .map_or(decl.as_str(), |(l, _)| l)
+        .trim();
+    if lhs.contains('(') || lhs.contains("operator") || lhs.contains('{') {
+        return None;
+    }
+    let lhs = lhs[..lhs.find('[').unwrap_or(lhs.len())].trim_end();
+    let from = lhs.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))? + 1;
+    let (ty, name) = lhs.split_at(from);
+    let ty = ty.trim();
+    let typed = ty
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| !w.is_empty() && !matches!(w, "static" | "extern" | "const" | "volatile"));
+    (typed && !name.is_empty() && !name.as_bytes()[0].is_ascii_digit())
+        .then(|| (name.to_string(), decl.clone()))
+}
+
 /// Splits `s` at top-level commas (brackets and, where `angles`, `<>` nest).
 pub fn split_args(s: &str, angles: bool) -> Vec<String> {
     let mut out = Vec::new();
@@ -476,10 +602,33 @@ mod tests {
     }
 
     #[test]
+    fn namespace_variables_are_found_outside_functions_and_classes() {
+        let src = "namespace { int hidden_count = 0; }\nstatic thread_local size_t t_size;\nstruct S { int member; };\nint f(int a);\ntypedef int alias;\nstatic const char* names[] = { \"a\", \"b\" };\nvoid g() { int local = 1; t_size = local; }\nextern \"C\" { float scale = 2.0f; }\n";
+        let v = namespace_variables(src);
+        let mut names: Vec<&str> = v.keys().map(String::as_str).collect();
+        names.sort();
+        assert_eq!(names, ["hidden_count", "names", "scale", "t_size"]);
+        assert_eq!(v["t_size"].0, "static thread_local size_t t_size");
+        assert_eq!(&src[v["t_size"].1..v["t_size"].1 + 6], "static");
+        assert_eq!(
+            v["names"].0,
+            "static const char* names[] = { \"a\", \"b\" }"
+        );
+    }
+
+    #[test]
     fn integer_expressions_evaluate() {
         assert_eq!(eval_int("(256 - 1) / (64 * 2) + 1"), Some(2));
         assert_eq!(eval_int("256u"), Some(256));
         assert_eq!(eval_int("n + 1"), None);
+    }
+
+    #[test]
+    fn one_line_keeps_what_literals_hold() {
+        assert_eq!(
+            one_line("static auto& once = rocblas_cerr\n   << \"\\nNo paths matched \" << dir\n   << \". Make  sure\";"),
+            "static auto& once = rocblas_cerr << \"\\nNo paths matched \" << dir << \". Make  sure\";"
+        );
     }
 
     #[test]

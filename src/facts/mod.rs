@@ -44,6 +44,8 @@ pub struct CodeText {
     trees: HashMap<String, ExpandedTree>,
     files: Mutex<HashMap<FileKey, Option<Arc<Text>>>>,
     bodies: Mutex<HashMap<DefKey, Option<Arc<Body>>>>,
+    /// The namespace-scope variables of each file, read once.
+    globals: Mutex<HashMap<FileKey, Arc<HashMap<String, code::NamespaceVariable>>>>,
     /// Heads and call sites the binder read, for every graph after.
     bind_cache: bind::TextCache,
 }
@@ -120,9 +122,61 @@ impl CodeText {
         None
     }
 
+    /// Lines `first..=last` of a file as written (comments blanked), on one line.
+    fn written_lines(&self, lib: &str, file: &str, first: u32, last: u32) -> Option<String> {
+        let s = self.trees.get(lib)?.written(file)?;
+        let lines: Vec<&str> = s
+            .lines()
+            .skip(first.checked_sub(1)? as usize)
+            .take((last + 1).saturating_sub(first) as usize)
+            .collect();
+        Some(code::one_line(&lines.join("\n")))
+    }
+
     fn written_line(&self, lib: &str, file: &str, line: u32) -> Option<&str> {
         let s = self.trees.get(lib)?.written(file)?;
         s.lines().nth(line.checked_sub(1)? as usize)
+    }
+
+    /// The variables a file declares at namespace scope.
+    fn globals(&self, lib: &str, file: &str) -> Arc<HashMap<String, code::NamespaceVariable>> {
+        let key = (lib.to_string(), file.to_string());
+        if let Some(g) = locked(&self.globals).get(&key) {
+            return g.clone();
+        }
+        let g = Arc::new(
+            self.text(lib, file)
+                .map(|t| code::namespace_variables(&t.s))
+                .unwrap_or_default(),
+        );
+        locked(&self.globals).insert(key, g.clone());
+        g
+    }
+
+    /// The lines of `file` that name `name` as written, outside `skip` (line ranges),
+    /// as ranges of lines at most two apart.
+    fn lines_naming(
+        &self,
+        lib: &str,
+        file: &str,
+        name: &str,
+        skip: &[(u32, u32)],
+    ) -> Vec<(u32, u32)> {
+        let Some(text) = self.trees.get(lib).and_then(|t| t.written(file)) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(u32, u32)> = Vec::new();
+        for (k, l) in text.lines().enumerate() {
+            let line = k as u32 + 1;
+            if skip.iter().any(|&(a, b)| a <= line && line <= b) || find_word(l, name).is_none() {
+                continue;
+            }
+            match out.last_mut() {
+                Some(r) if line <= r.1 + 2 => r.1 = line,
+                _ => out.push((line, line)),
+            }
+        }
+        out
     }
 
     /// The body of the definition a node stands for.
@@ -158,6 +212,9 @@ struct Detectors {
     runtime: Regex,
     memcpy_kind: Regex,
     store: Regex,
+    plain_store: Regex,
+    static_local: Regex,
+    call: Regex,
 }
 
 fn detectors() -> &'static Detectors {
@@ -177,6 +234,12 @@ fn detectors() -> &'static Detectors {
             memcpy_kind: r(r"\bhipMemcpy(?:HostToDevice|DeviceToHost|DeviceToDevice|HostToHost|Default)\b"),
             // `*p = v;`, `p->f = v;`, `p->f.g = v;` (not `==`, `+=`, declarations).
             store: r(r"^(\*\s*([A-Za-z_]\w*)|([A-Za-z_]\w*)\s*->\s*[A-Za-z_]\w*(?:\s*(?:->|\.)\s*[A-Za-z_]\w*)*)\s*=\s*([^=].*?)\s*;$"),
+            // `name = v;`: a store to a variable, one of namespace scope if the file
+            // declares it there.
+            plain_store: r(r"^([A-Za-z_]\w*)\s*=\s*([^=].*?)\s*;$"),
+            // `static int once = (f(), 0);`: a function-local static and its initializer.
+            static_local: r(r"^(static\s+(?:thread_local\s+)?[^=]*?\b([A-Za-z_]\w*))\s*=\s*(.+?)\s*;$"),
+            call: r(r"\b[A-Za-z_][\w:]*\s*\("),
         }
     })
 }
@@ -461,6 +524,11 @@ impl<'a> FactReader<'a> {
                         Vec::new()
                     };
                     for mut f in self.host_facts(&binder, i, n, computing[i]) {
+                        // The paired library's static state (rocBLAS's Tensile host
+                        // under rocSOLVER) is that library's business, not this API's.
+                        if f.kind == FactKind::StaticState && f.lib != g.lib {
+                            continue;
+                        }
                         under(&mut f, &reach);
                         facts.push(f);
                     }
@@ -1197,6 +1265,79 @@ impl<'a> FactReader<'a> {
             let end = t.line_of(s.end.saturating_sub(1).max(s.start));
             out.push(mk(FactKind::Store, target, line, end, v, conds));
         }
+        // State of static storage duration: a namespace-scope variable of the file
+        // stored to, and a function-local `static` initialized by a call (once).
+        let globals = self.code.globals(&n.lib, &n.file);
+        let body_text = &t.s[b.open..b.close];
+        for s in &b.stmts {
+            let text = tidy(&t.s[s.start..s.end]);
+            let mut v = BTreeMap::new();
+            if let Some(c) = d.static_local.captures(&text) {
+                // Constants (`static constexpr int NB = f();`, `static const T one =
+                // T(1);`) hold no state: only a variable initialized by a call is.
+                let constant = c[1].split(' ').any(|w| w == "const" || w == "constexpr");
+                if constant || !d.call.is_match(&c[3]) || c[3].len() > 160 {
+                    continue;
+                }
+                // As written where the lines say the same thing unexpanded
+                // (`rocblas_cerr << ...` rather than what the macro expands to).
+                let written = self.code.written_lines(
+                    &n.lib,
+                    &n.file,
+                    t.line_of(s.start),
+                    t.line_of(s.end.saturating_sub(1).max(s.start)),
+                );
+                let w = written.as_deref().and_then(|w| d.static_local.captures(w));
+                let c = match &w {
+                    Some(w) if w[2] == c[2] => w,
+                    _ => &c,
+                };
+                v.insert("target".into(), c[2].to_string());
+                v.insert("value".into(), c[3].to_string());
+                v.insert("declared".into(), c[1].to_string());
+                v.insert("local".into(), "true".into());
+            } else if let Some(c) = d.plain_store.captures(&text) {
+                let name = &c[1];
+                let Some((decl, decl_at)) = globals.get(name) else {
+                    continue;
+                };
+                if params.iter().any(|(_, p)| p == name)
+                    || declares_local(body_text, name)
+                    || c[2].len() > 160
+                {
+                    continue;
+                }
+                let decl_line = t.line_of(*decl_at);
+                let decl_end = t.line_of(decl_at + t.s[*decl_at..].find(';').unwrap_or(0));
+                let uses = self.code.lines_naming(
+                    &n.lib,
+                    &n.file,
+                    name,
+                    &[(decl_line, decl_end), (n.start_line, n.end_line)],
+                );
+                v.insert("target".into(), name.to_string());
+                v.insert("value".into(), c[2].to_string());
+                v.insert("declared".into(), decl.clone());
+                v.insert("decl_lines".into(), format!("{decl_line}-{decl_end}"));
+                if !uses.is_empty() {
+                    let shown: Vec<String> = uses
+                        .iter()
+                        .take(6)
+                        .map(|(a, b)| format!("{a}-{b}"))
+                        .collect();
+                    v.insert("uses".into(), shown.join(", "));
+                }
+            } else {
+                continue;
+            }
+            let Ok(conds) = decided(&s.conds, &binder.env_at(i, s.start)) else {
+                continue;
+            };
+            let line = t.line_of(s.start);
+            let end = t.line_of(s.end.saturating_sub(1).max(s.start));
+            let target = v["target"].clone();
+            out.push(mk(FactKind::StaticState, target, line, end, v, conds));
+        }
         for (o, cond, outer) in &b.branches {
             if cond.contains("pointer_mode") {
                 let env = binder.env_at(i, *o);
@@ -1591,6 +1732,21 @@ pub fn describe(f: &Fact) -> String {
         ),
         FactKind::CrossLibrary => format!("{} calls {} ({})", f.function, f.subject, v("callee")),
         FactKind::Store => format!("{} sets {} = {}", f.function, v("target"), v("value")),
+        FactKind::StaticState if f.values.contains_key("local") => format!(
+            "{} initializes {} = {} once",
+            f.function,
+            v("declared"),
+            v("value")
+        ),
+        FactKind::StaticState => format!(
+            "{} sets {} = {} (declared `{}` at line {}; named again at {})",
+            f.function,
+            v("target"),
+            v("value"),
+            v("declared"),
+            v("decl_lines"),
+            f.values.get("uses").map_or("no other line", String::as_str)
+        ),
         FactKind::Declaration => format!(
             "{} is declared as returning {} with parameters ({})",
             f.subject,
@@ -1622,6 +1778,30 @@ pub fn describe(f: &Fact) -> String {
         format!(" [if {}]", f.conditions.join("; "))
     };
     format!("{at:<50} {:<15} {what}{cond}", f.kind.label())
+}
+
+/// Whether `body` declares a local `name` (a type or `auto` written before it), which
+/// hides a namespace-scope variable of that name.
+fn declares_local(body: &str, name: &str) -> bool {
+    let mut from = 0;
+    while let Some(k) = find_word(&body[from..], name) {
+        let at = from + k;
+        let before =
+            body[..at].trim_end_matches(|c: char| c.is_whitespace() || c == '*' || c == '&');
+        let word_from = before
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':' || c == '>'))
+            .map_or(0, |i| i + 1);
+        let word = &before[word_from..];
+        let keyword = matches!(
+            word,
+            "" | "return" | "case" | "else" | "delete" | "throw" | "sizeof" | "do" | "co_return"
+        );
+        if !keyword && before.len() < body[..at].len() {
+            return true;
+        }
+        from = at + name.len();
+    }
+    false
 }
 
 /// How a written line states a kernel's launch bounds `arg` (as expanded) where it
@@ -1728,6 +1908,20 @@ fn return_type(head: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_local_of_the_same_name_hides_a_namespace_variable() {
+        assert!(declares_local(
+            "{ size_t t_size = 0; t_size = n; }",
+            "t_size"
+        ));
+        assert!(declares_local("{ const auto* t_size = p; }", "t_size"));
+        assert!(!declares_local("{ t_size = n; return t_size; }", "t_size"));
+        assert!(!declares_local(
+            "{ if(x) t_size = 1; else t_size = 2; f(t_size); }",
+            "t_size"
+        ));
+    }
 
     #[test]
     fn local_constants_resolve() {

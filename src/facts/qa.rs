@@ -42,6 +42,7 @@ pub fn template_ids() -> Vec<(&'static str, &'static str)> {
         &CROSS_LIBRARY,
         &RUNTIME_CALLS,
         &STORES,
+        &STATIC_STATE,
         &DECLARATION,
         &DEFINITION,
         &RETURN,
@@ -188,6 +189,21 @@ const STORES: Template = Template {
     ],
 };
 
+const STATIC_STATE: Template = Template {
+    id: "facts-static-state",
+    category: "semantics",
+    questions: [
+        "Which variables of static storage duration does {apis} set, and what does their lifetime mean for repeated or concurrent calls?",
+        "What state outlives a call to {apis}: which static, thread-local or namespace-scope variables does it write, and who else uses them?",
+        "Does {apis} keep state between calls (static or thread-local variables)? Where is it declared, set and read?",
+    ],
+    intros: [
+        "The static state on the call path:",
+        "Variables that outlive the call:",
+        "Read off the declarations and the stores:",
+    ],
+};
+
 /// A piece of an entry's slice: library, file, function, and the first line of a
 /// callee's definition (0 for the functions the facts are in).
 type PieceKey = (String, String, String, u32);
@@ -299,10 +315,13 @@ fn whole_parens(s: &str) -> Option<&str> {
 /// The conditions of a fact as a clause: the guards, then the loops it sits in
 /// (``, only when `n > 0`, inside the loop `for (int b = 0; ...)` ``).
 fn when(f: &Fact) -> String {
+    // A test nested in the same test (a lock taken between two `if(!adapter)`) is said once.
+    let mut seen = BTreeSet::new();
     let (loops, guards): (Vec<&str>, Vec<&str>) = f
         .conditions
         .iter()
         .map(String::as_str)
+        .filter(|c| seen.insert(*c))
         .partition(|c| c.starts_with("loop: "));
     let mut out = String::new();
     let (tests, cases) = guard_clauses(&guards);
@@ -477,6 +496,69 @@ fn store_sentences<'a>(stores: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
     out
 }
 
+/// Calls into another library, one sentence per callee and conditions: the overloads
+/// of one wrapper (`rocblasCall_gemm` at seven lines of rocblas.hpp) or several
+/// functions calling the same function are one sentence naming each caller with its
+/// lines, not one sentence per site that differs in a line number.
+fn cross_library_sentences<'a>(facts: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
+    let mut groups: Vec<Vec<&Fact>> = Vec::new();
+    for f in facts.iter().copied().filter(|f| statement(f).is_some()) {
+        let same = |g: &Vec<&Fact>| {
+            let h = g[0];
+            h.subject == f.subject && h.values == f.values && h.conditions == f.conditions
+        };
+        match groups.iter_mut().find(|g| same(g)) {
+            Some(g) => g.push(f),
+            None => groups.push(vec![f]),
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|g| {
+            let sentence = match g.as_slice() {
+                [one] => statement(one)?,
+                [first, ..] => {
+                    let mut by_function: Vec<(&str, &str, Vec<String>)> = Vec::new();
+                    for f in &g {
+                        match by_function
+                            .iter_mut()
+                            .find(|(n, file, _)| *n == f.function && *file == f.file)
+                        {
+                            Some((_, _, lines)) => lines.push(f.line.to_string()),
+                            None => {
+                                by_function.push((&f.function, &f.file, vec![f.line.to_string()]))
+                            }
+                        }
+                    }
+                    let callers: Vec<String> = by_function
+                        .iter()
+                        .map(|(n, file, lines)| {
+                            format!("{} ({file}:{})", code(n), lines.join(", "))
+                        })
+                        .collect();
+                    let verb = if by_function.len() == 1 {
+                        "calls"
+                    } else {
+                        "call"
+                    };
+                    format!(
+                        "{} {verb} {} of {}, defined at {}:{}, from {} sites{}.",
+                        listed_all(&callers),
+                        code(subject(first)?),
+                        slot(first, "callee_lib")?,
+                        slot(first, "callee_file")?,
+                        slot(first, "callee_lines")?,
+                        g.len(),
+                        when(first),
+                    )
+                }
+                [] => return None,
+            };
+            Some((sentence, g))
+        })
+        .collect()
+}
+
 fn kinds<'a>(af: &'a ApiFacts, want: &[FactKind]) -> Vec<&'a Fact> {
     af.facts.iter().filter(|f| want.contains(&f.kind)).collect()
 }
@@ -594,6 +676,30 @@ fn statement(f: &Fact) -> Option<String> {
             value("value")?,
             value("target")?,
         ),
+        FactKind::StaticState if f.values.contains_key("local") => format!(
+            "{func} initializes the function-local {} with {} ({at}){when}: a block-scope static is initialized only by the first call that reaches it, and concurrent callers wait until that initialization completes, so the initializer runs once per process.",
+            code(slot(f, "declared")?),
+            value("value")?,
+        ),
+        FactKind::StaticState => {
+            let declared = slot(f, "declared")?;
+            let file = f.file.rsplit('/').next().unwrap_or(&f.file);
+            let lifetime = if declared.split(' ').any(|w| w == "thread_local") {
+                "each thread has its own copy, so the value is seen by later code on the calling thread only"
+            } else {
+                "one copy for the whole process, shared by every thread and every handle"
+            };
+            let uses = slot(f, "uses")
+                .map(|u| format!(" The file names it again at {file}:{}.", u.replace(", ", &format!(", {file}:"))))
+                .unwrap_or_default();
+            format!(
+                "{func} stores {} in {} ({at}){when}, declared at namespace scope as {} ({file}:{}): {lifetime}.{uses}",
+                value("value")?,
+                value("target")?,
+                code(declared),
+                slot(f, "decl_lines")?,
+            )
+        }
         FactKind::Declaration => {
             let params: Vec<String> = slot(f, "params")
                 .map(|p| p.split(" | ").map(param).collect())
@@ -793,14 +899,26 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         })
         .collect();
     out.extend(unit(&POINTER_MODE, "", &pm, statement));
-    for (tpl, want) in [
-        (&CROSS_LIBRARY, &[FactKind::CrossLibrary][..]),
-        (&RUNTIME_CALLS, &[FactKind::RuntimeCall][..]),
-    ] {
-        out.extend(unit(tpl, "", &kinds(af, want), statement));
-    }
+    let cross = kinds(af, &[FactKind::CrossLibrary]);
+    out.extend(stated_unit(
+        &CROSS_LIBRARY,
+        "",
+        cross_library_sentences(&cross),
+    ));
+    out.extend(unit(
+        &RUNTIME_CALLS,
+        "",
+        &kinds(af, &[FactKind::RuntimeCall]),
+        statement,
+    ));
     let stores = kinds(af, &[FactKind::Store]);
     out.extend(stated_unit(&STORES, "", store_sentences(&stores)));
+    out.extend(unit(
+        &STATIC_STATE,
+        "",
+        &kinds(af, &[FactKind::StaticState]),
+        statement,
+    ));
     // An API with little code of its own (host bookkeeping, a forward to another
     // library) is also asked how it is declared and what its definition returns; the
     // others are not, so that prototypes do not crowd out what the code does.
@@ -1398,6 +1516,35 @@ pub fn render(
                     .entry((f.lib.clone(), f.file.clone(), f.values["macro"].clone(), s))
                     .or_insert((s, e, PieceRole::Launcher));
             }
+            // A namespace-scope variable shows and cites its declaration and the other
+            // lines of its file that name it.
+            if f.kind == FactKind::StaticState {
+                let ranges = f
+                    .values
+                    .get("decl_lines")
+                    .map(String::as_str)
+                    .into_iter()
+                    .chain(f.values.get("uses").into_iter().flat_map(|u| u.split(", ")));
+                for r in ranges {
+                    let Some((s, e)) = r
+                        .split_once('-')
+                        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+                    else {
+                        continue;
+                    };
+                    let lines = trees.lines(&f.lib, &f.file)?;
+                    citations.push(Citation {
+                        lib: f.lib.clone(),
+                        file: f.file.clone(),
+                        start: s,
+                        end: e,
+                        sha256: lines_hash(&lines, s, e),
+                    });
+                    pieces
+                        .entry((f.lib.clone(), f.file.clone(), f.subject.clone(), s))
+                        .or_insert((s, e, PieceRole::Host));
+                }
+            }
             // A call into another library shows and cites the callee's definition too.
             if let Some((s, e)) = f
                 .values
@@ -1644,6 +1791,107 @@ mod tests {
         // With no one form the others extend, nothing is compared.
         let twin = form("rocsolver_sgeqrf_x", &["batched"], "float* A", Vec::new());
         assert!(variant_units(&[&batched, &twin]).is_empty());
+    }
+
+    #[test]
+    fn calls_of_one_callee_under_one_condition_are_one_sentence() {
+        let call = |function: &str, line: u32| {
+            let mut f = fact(
+                FactKind::CrossLibrary,
+                &[
+                    ("callee_lib", "rocblas"),
+                    ("callee_file", "library/src/blas3/gemm.cpp"),
+                    ("callee_lines", "10-20"),
+                ],
+                &["std::is_same<I, int64_t>::value"],
+            );
+            f.subject = "rocblas_internal_gemm".into();
+            f.function = function.into();
+            f.file = "library/src/include/rocblas.hpp".into();
+            f.line = line;
+            f.end_line = line;
+            f
+        };
+        let (a, b, c) = (
+            call("rocblasCall_gemm", 1192),
+            call("rocblasCall_gemm", 1239),
+            call("gemm_wrap", 7),
+        );
+        let mut other = call("rocblasCall_gemm", 1300);
+        other.conditions.clear();
+        let facts = [&a, &b, &c, &other];
+        let sentences = cross_library_sentences(&facts);
+        assert_eq!(sentences.len(), 2, "{sentences:#?}");
+        assert_eq!(
+            sentences[0].0,
+            "`rocblasCall_gemm` (library/src/include/rocblas.hpp:1192, 1239) and `gemm_wrap` \
+             (library/src/include/rocblas.hpp:7) call `rocblas_internal_gemm` of rocblas, defined \
+             at library/src/blas3/gemm.cpp:10-20, from 3 sites, only when \
+             `std::is_same<I, int64_t>::value`."
+        );
+        assert_eq!(sentences[0].1.len(), 3);
+        // The site without the condition is its own sentence, worded as one fact is.
+        assert_eq!(Some(sentences[1].0.clone()), statement(&other));
+    }
+
+    #[test]
+    fn static_state_says_how_long_it_lives_and_where_else_it_is_named() {
+        let at = "library/src/auxiliary/rocauxiliary_bdsqr.hpp:402";
+        let per_thread = fact(
+            FactKind::StaticState,
+            &[
+                ("target", "t_size"),
+                ("value", "size"),
+                ("declared", "static thread_local size_t t_size"),
+                ("decl_lines", "67-67"),
+                ("uses", "210-213, 300-300"),
+            ],
+            &[],
+        );
+        assert_eq!(
+            statement(&per_thread).as_deref(),
+            Some(&*format!(
+                "`bdsqr_init` stores `size` in `t_size` ({at}), declared at namespace scope as \
+                 `static thread_local size_t t_size` (rocauxiliary_bdsqr.hpp:67-67): each thread \
+                 has its own copy, so the value is seen by later code on the calling thread \
+                 only. The file names it again at rocauxiliary_bdsqr.hpp:210-213, \
+                 rocauxiliary_bdsqr.hpp:300-300."
+            ))
+        );
+        let shared = fact(
+            FactKind::StaticState,
+            &[
+                ("target", "g"),
+                ("value", "1"),
+                ("declared", "int g"),
+                ("decl_lines", "5-5"),
+            ],
+            &[],
+        );
+        assert!(statement(&shared)
+            .unwrap()
+            .contains("one copy for the whole process, shared by every thread"));
+        let once = fact(
+            FactKind::StaticState,
+            &[
+                ("target", "once"),
+                ("value", "(abort_once(), 0)"),
+                ("declared", "static int once"),
+                ("local", "true"),
+            ],
+            &[],
+        );
+        assert!(statement(&once).unwrap().starts_with(&format!(
+            "`bdsqr_init` initializes the function-local `static int once` with \
+             `(abort_once(), 0)` ({at}): a block-scope static is initialized only by the first call"
+        )));
+        // Without the declaration it reads, the namespace-scope store says nothing.
+        let holed = fact(
+            FactKind::StaticState,
+            &[("target", "g"), ("value", "1"), ("declared", "int g")],
+            &[],
+        );
+        assert_eq!(statement(&holed), None);
     }
 
     #[test]
