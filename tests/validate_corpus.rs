@@ -338,6 +338,14 @@ fn defects(good: &[Entry]) -> Vec<Defect> {
         "rocblas_internal_scal_launcher launches `rocblas_sscal_2_kernel` at rocblas_scal_kernels.hpp:195 when incx == 1, two elements per thread.",
     );
     push(e, Some("line-range-elsewhere"), &mut out);
+    // A line of the right function that does not do what the sentence says: 250 is the
+    // half-precision grid (rocblas_scal_kernels.hpp:248-252), not the quick return.
+    let mut e = next(4);
+    rewrite(
+        &mut e,
+        "`rocblas_status_success` is what `rocblas_internal_scal_launcher` (rocblas_scal_kernels.hpp:250) returns early when n is zero, before any launch.",
+    );
+    push(e, Some("line-range-elsewhere"), &mut out);
     // A builtin in the wrong dimension: rocblas_scal_kernel takes its batch from
     // `blockIdx.z` (rocblas_scal_kernels.hpp:38) and reads blockIdx.x besides.
     let mut e = next(13);

@@ -550,21 +550,20 @@ fn anchors(segment: &str) -> Vec<&str> {
 
 /// The first line range the prose gives for something (`rocblas_sscal_2_kernel` is
 /// launched at `rocblas_scal_kernels.hpp:195`) whose lines, give or take two, hold none
-/// of the names the words around it use, and that lies in no piece so named: a line
-/// number pointing at other code. The words around a range run from the sentence's
-/// start up to the next range (or the sentence's end); a range with no name around it
-/// is not judged.
+/// of the names its sentence uses: a line number pointing at other code. A range that
+/// cites a function as a whole (its head, or most of the piece shown for it) is
+/// anchored by that function's name just before it; a line inside the function is not,
+/// so a wrong line in the right function is caught. A range in a sentence naming
+/// nothing is not judged.
 pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
     let (_, prose) = split_fences(answer);
     let mentions: Vec<regex::Captures> = file_mention_re().captures_iter(&prose).collect();
-    for (i, c) in mentions.iter().enumerate() {
+    for c in &mentions {
         let m = c.get(0).expect("whole match");
-        // The words around the range: from the sentence's start to the next range (or
-        // the sentence's end).
+        // The words of the sentence holding the range: `A (f:1) and B (f:2) call C`
+        // cites both lines for the call of C.
         let from = 0;
-        let to = mentions
-            .get(i + 1)
-            .map_or(prose.len(), |n| n.get(0).expect("whole match").start());
+        let to = prose.len();
         let start = sentence_end_re()
             .find_iter(&prose[from..m.start()])
             .last()
@@ -610,19 +609,26 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
             .flat_map(|l| ident_re().find_iter(l).map(|m| m.as_str()))
             .collect();
         // The function the lines are in anchors them too when it is the name just
-        // before the range: `launcher` (file:216) is cited for its body; `launcher`
-        // launches `kernel` at file:195 is cited for the kernel.
+        // before the range and the range cites it as a whole: `launcher` (file:184-322)
+        // is cited for its body; `launcher` (file:250), a line of its body, is cited for
+        // what that line holds, and `launcher` launches `kernel` at file:195 for the
+        // kernel.
         let last = ident_re()
             .find_iter(before)
             .map(|m| m.as_str())
             .filter(|w| names.contains(w))
             .last();
-        let around = last.is_some_and(|n| {
-            in_file
-                .iter()
-                .any(|p| p.name == n && p.start <= a && b <= p.end)
-        });
-        let anchored = around || names.iter().any(|n| cited.contains(n));
+        let in_named = |whole: bool| {
+            last.is_some_and(|n| {
+                in_file.iter().any(|p| {
+                    let head_or_most = a <= p.start + 4 || 2 * (b - a + 1) >= p.end - p.start + 1;
+                    p.name == n && p.start <= a && b <= p.end && (head_or_most || !whole)
+                })
+            })
+        };
+        let anchored = in_named(true)
+            || names.iter().any(|n| cited.contains(n))
+            || (in_named(false) && actions_hold(&segment, &lines.join("\n")));
         if !anchored {
             let range = if b > a {
                 format!("{file}:{a}-{b}")
@@ -636,6 +642,44 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
         }
     }
     None
+}
+
+/// What a sentence says a line of a function does, and the code that does it: a line
+/// cited inside a function for "returns early" must hold a `return`, for "launches" a
+/// launch, for "loops" a loop.
+fn action_forms() -> &'static [(Regex, Regex)] {
+    static FORMS: OnceLock<Vec<(Regex, Regex)>> = OnceLock::new();
+    FORMS.get_or_init(|| {
+        let r = |p: &str| Regex::new(p).expect("static regex");
+        [
+            (r"(?i)\breturn(s|ed|ing)?\b|\bquick return", r"\breturn\b"),
+            (r"(?i)\blaunch(es|ed|ing)?\b", r"LAUNCH|<<<|hipLaunchKernel"),
+            (
+                r"(?i)\b(loops (?:over|through|across)|iterates?|iterating)\b",
+                r"\b(for|while)\b",
+            ),
+            (
+                r"(?i)\b(synchroni[sz]\w*|barriers?)\b",
+                r"__syncthreads|barrier|[Ss]ynchroni[sz]e|__threadfence",
+            ),
+            (r"(?i)\ballocat\w*", r"(?i)malloc|alloc"),
+            (r"(?i)\bthrows?\b", r"\bthrow\b"),
+            (r"(?i)\batomic\w*", r"(?i)atomic"),
+        ]
+        .into_iter()
+        .map(|(said, code)| (r(said), r(code)))
+        .collect()
+    })
+}
+
+/// Whether `lines` do what `sentence` says they do, by [`action_forms`]: true when the
+/// sentence names no such action, or one of those it names is on the lines.
+fn actions_hold(sentence: &str, lines: &str) -> bool {
+    let said: Vec<&(Regex, Regex)> = action_forms()
+        .iter()
+        .filter(|(s, _)| s.is_match(sentence))
+        .collect();
+    said.is_empty() || said.iter().any(|(_, code)| code.is_match(lines))
 }
 
 /// A HIP index builtin as written in code or prose (`blockIdx.z`, `hipBlockIdx_z`).
@@ -952,11 +996,12 @@ mod tests {
     #[test]
     fn a_line_range_must_hold_what_its_sentence_cites_it_for() {
         let file = "library/src/blas1/rocblas_scal_kernels.hpp";
-        let launcher: String = (182..=200)
+        let launcher: String = (182..=260)
             .map(|i| match i {
                 182 => "rocblas_status rocblas_internal_scal_launcher(rocblas_int n)".into(),
                 195 => "    if(n <= 0 || incx <= 0 || batch_count <= 0)".into(),
                 197 => "        return rocblas_status_success;".into(),
+                250 => "        dim3 grid(blocks, 1, batches);".into(),
                 _ => format!("// {i}"),
             })
             .collect::<Vec<_>>()
@@ -967,7 +1012,7 @@ mod tests {
                 file,
                 name: "rocblas_internal_scal_launcher",
                 start: 182,
-                end: 200,
+                end: 260,
                 text: &launcher,
             },
             ShownPiece {
@@ -983,6 +1028,10 @@ mod tests {
         assert!(range_elsewhere(wrong, &shown)
             .is_some_and(|r| r.contains("rocblas_scal_kernels.hpp:195")
                 && r.contains("rocblas_sscal_2_kernel")));
+        // A line of the right function that does not do what the sentence says.
+        let wrong =
+            "`rocblas_internal_scal_launcher` (rocblas_scal_kernels.hpp:250) returns early.";
+        assert!(range_elsewhere(wrong, &shown).is_some(), "{wrong}");
         // The same range for what it holds, by a name on its lines or by the function
         // it is in; a range with no name around it; `e.g.` does not end the sentence.
         for right in [
@@ -991,6 +1040,8 @@ mod tests {
             "The quick return (rocblas_scal_kernels.hpp:195) avoids any launch.",
             "The checks come first, e.g. `incx <= 0` at rocblas_scal_kernels.hpp:195.",
             "`rocblas_sscal_2_kernel` (rocblas_scal_kernels.hpp:64-67) takes `n`.",
+            "`rocblas_internal_scal_launcher` (rocblas_scal_kernels.hpp:250) sets up the grid.",
+            "`rocblas_internal_scal_launcher` (rocblas_scal_kernels.hpp:182) is the launcher.",
         ] {
             assert_eq!(range_elsewhere(right, &shown), None, "{right}");
         }
