@@ -881,7 +881,8 @@ impl<'a> DeviceUse<'a> {
 }
 
 /// A barrier, LDS or atomics claimed of the one kernel a sentence names, where none of
-/// the answer's APIs launching it runs device code with one.
+/// the answer's APIs launching it (or, for a kernel they do not launch, none of the
+/// library's APIs launching it) runs device code with one.
 fn device_use(
     s: &str,
     apis: &[&ApiFacts],
@@ -901,7 +902,18 @@ fn device_use(
     let [kernel] = named.into_iter().collect::<Vec<_>>()[..] else {
         return None;
     };
-    let d = DeviceUse::of(kernel, apis)?;
+    // A kernel the code shows that none of the answer's APIs launches (another API's,
+    // shown as context) is judged by the device code of the APIs that do launch it.
+    let (d, whose) = match DeviceUse::of(kernel, apis) {
+        Some(d) => (d, "its APIs run"),
+        None => {
+            let launching: Vec<&ApiFacts> = table.apis.values().collect();
+            (
+                DeviceUse::of(kernel, &launching)?,
+                "the APIs launching it run",
+            )
+        }
+    };
     let claimed = [
         (p.barrier.is_match(s), d.barrier, "a barrier"),
         (
@@ -918,7 +930,7 @@ fn device_use(
         *claims += 1;
         if !has {
             return Some(format!(
-                "the answer says {kernel} uses {what}; the device code its APIs run (launched at {}) has none",
+                "the answer says {kernel} uses {what}; the device code {whose} (launched at {}) has none",
                 at(d.launch)
             ));
         }
@@ -1400,6 +1412,46 @@ mod tests {
             assert_eq!(v.contradiction, None, "{right}");
             assert!(v.claims >= 2, "{right}: not judged");
         }
+    }
+
+    #[test]
+    fn device_claims_of_another_apis_kernel_are_judged_by_the_apis_launching_it() {
+        let mut t = table();
+        let axpy = ApiFacts {
+            api: "lib_saxpy".into(),
+            family: "axpy".into(),
+            facts: vec![fact(FactKind::Launch, "lib_axpy_kernel", 70, &[])],
+            ..t.apis["lib_sscal"].clone()
+        };
+        t.apis.insert("lib_saxpy".into(), axpy);
+        let judge =
+            |answer: &str| check(answer, &["lib_sscal".to_string()], &FactIndex::new(&t)).unwrap();
+        let why = judge(
+            "lib_axpy_kernel synchronizes its block with __syncthreads before each update of y.",
+        )
+        .contradiction
+        .expect("no API launching lib_axpy_kernel runs a barrier");
+        assert!(
+            why.contains("the APIs launching it") && why.contains("src/scal.hpp:70"),
+            "{why}"
+        );
+        // LDS: lib_sscal's own kernel has it, lib_saxpy's does not.
+        assert!(judge("lib_axpy_kernel stages x in LDS.")
+            .contradiction
+            .is_some());
+        assert_eq!(
+            judge("lib_scal_kernel stages x in LDS.").contradiction,
+            None
+        );
+        // A kernel no API of the table launches is not judged.
+        t.apis.remove("lib_saxpy");
+        let v = check(
+            "lib_axpy_kernel synchronizes its block with __syncthreads.",
+            &["lib_sscal".to_string()],
+            &FactIndex::new(&t),
+        )
+        .unwrap();
+        assert_eq!(v.contradiction, None);
     }
 
     #[test]
