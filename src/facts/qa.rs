@@ -1388,6 +1388,54 @@ impl Shown<'_> {
     }
 }
 
+/// Lines a fact names beside its own (`start-end` in a value: a macro's `#define`, a
+/// variable's declaration, a callee's definition), shown as a piece of their own.
+struct Lines<'f> {
+    lib: &'f str,
+    file: &'f str,
+    /// What the piece is named.
+    name: &'f str,
+    /// `start-end`.
+    range: &'f str,
+}
+
+impl Lines<'_> {
+    /// Cites the lines and adds their piece; a range that does not read as
+    /// `start-end` adds nothing.
+    fn add(
+        &self,
+        trees: &Trees,
+        role: PieceRole,
+        citations: &mut Vec<Citation>,
+        pieces: &mut BTreeMap<PieceKey, (u32, u32, PieceRole)>,
+    ) -> Result<(), SliceError> {
+        let Some((s, e)) = self
+            .range
+            .split_once('-')
+            .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+        else {
+            return Ok(());
+        };
+        let text = trees.lines(self.lib, self.file)?;
+        citations.push(Citation {
+            lib: self.lib.to_string(),
+            file: self.file.to_string(),
+            start: s,
+            end: e,
+            sha256: lines_hash(&text, s, e),
+        });
+        pieces
+            .entry((
+                self.lib.to_string(),
+                self.file.to_string(),
+                self.name.to_string(),
+                s,
+            ))
+            .or_insert((s, e, role));
+        Ok(())
+    }
+}
+
 /// Renders the fact entries of a library from the facts of its APIs (in the order
 /// given: an entry's `api` is the first of its group). `difficulty` follows the files
 /// and functions cited.
@@ -1498,23 +1546,14 @@ pub fn render(
             }
             // A launch written in a macro the site invokes shows and cites the `#define`
             // that names the kernel.
-            if let Some((s, e)) = f
-                .values
-                .get("macro_lines")
-                .and_then(|r| r.split_once('-'))
-                .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
-            {
-                let lines = trees.lines(&f.lib, &f.file)?;
-                citations.push(Citation {
-                    lib: f.lib.clone(),
-                    file: f.file.clone(),
-                    start: s,
-                    end: e,
-                    sha256: lines_hash(&lines, s, e),
-                });
-                pieces
-                    .entry((f.lib.clone(), f.file.clone(), f.values["macro"].clone(), s))
-                    .or_insert((s, e, PieceRole::Launcher));
+            if let (Some(r), Some(m)) = (f.values.get("macro_lines"), f.values.get("macro")) {
+                let lines = Lines {
+                    lib: &f.lib,
+                    file: &f.file,
+                    name: m,
+                    range: r,
+                };
+                lines.add(trees, PieceRole::Launcher, &mut citations, &mut pieces)?;
             }
             // A namespace-scope variable shows and cites its declaration and the other
             // lines of its file that name it.
@@ -1525,45 +1564,29 @@ pub fn render(
                     .map(String::as_str)
                     .into_iter()
                     .chain(f.values.get("uses").into_iter().flat_map(|u| u.split(", ")));
-                for r in ranges {
-                    let Some((s, e)) = r
-                        .split_once('-')
-                        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
-                    else {
-                        continue;
+                for range in ranges {
+                    let lines = Lines {
+                        lib: &f.lib,
+                        file: &f.file,
+                        name: &f.subject,
+                        range,
                     };
-                    let lines = trees.lines(&f.lib, &f.file)?;
-                    citations.push(Citation {
-                        lib: f.lib.clone(),
-                        file: f.file.clone(),
-                        start: s,
-                        end: e,
-                        sha256: lines_hash(&lines, s, e),
-                    });
-                    pieces
-                        .entry((f.lib.clone(), f.file.clone(), f.subject.clone(), s))
-                        .or_insert((s, e, PieceRole::Host));
+                    lines.add(trees, PieceRole::Host, &mut citations, &mut pieces)?;
                 }
             }
             // A call into another library shows and cites the callee's definition too.
-            if let Some((s, e)) = f
-                .values
-                .get("callee_lines")
-                .and_then(|r| r.split_once('-'))
-                .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
-            {
-                let (lib, file) = (&f.values["callee_lib"], &f.values["callee_file"]);
-                let lines = trees.lines(lib, file)?;
-                citations.push(Citation {
-                    lib: lib.clone(),
-                    file: file.clone(),
-                    start: s,
-                    end: e,
-                    sha256: lines_hash(&lines, s, e),
-                });
-                pieces
-                    .entry((lib.clone(), file.clone(), f.subject.clone(), s))
-                    .or_insert((s, e, PieceRole::Host));
+            if let (Some(range), Some(lib), Some(file)) = (
+                f.values.get("callee_lines"),
+                f.values.get("callee_lib"),
+                f.values.get("callee_file"),
+            ) {
+                let lines = Lines {
+                    lib,
+                    file,
+                    name: &f.subject,
+                    range,
+                };
+                lines.add(trees, PieceRole::Host, &mut citations, &mut pieces)?;
             }
         }
         citations.sort_by(|a, b| (&a.file, a.start, a.end).cmp(&(&b.file, b.start, b.end)));
