@@ -621,7 +621,7 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
         let in_named = |whole: bool| {
             last.is_some_and(|n| {
                 in_file.iter().any(|p| {
-                    let head_or_most = a <= p.start + 4 || 2 * (b - a + 1) >= p.end - p.start + 1;
+                    let head_or_most = a <= p.start + 4 || 2 * (b - a + 1) > p.end - p.start;
                     p.name == n && p.start <= a && b <= p.end && (head_or_most || !whole)
                 })
             })
