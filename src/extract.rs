@@ -24,7 +24,7 @@ use crate::question::{answer_schema, plan, Template};
 use crate::slice::{cut, CutSpec, SliceLimits, Trees};
 use crate::validate::check_reply;
 use crate::validate::compile::{CompileOutcome, Snippet};
-use crate::validate::dedup::{entry_text, signature, DedupIndex, Signature};
+use crate::validate::dedup::{entry_signature, DedupIndex, EntrySignature};
 use crate::validate::grounding::KnownNames;
 
 /// What to extract.
@@ -726,7 +726,7 @@ impl<'a> RenderedWriter<'a> {
             }
             seen.insert(
                 &e.id,
-                signature(&entry_text(&e.question, &e.answer, e.code.as_deref())),
+                entry_signature(&e.question, &e.answer, e.code.as_deref()),
             );
         }
         Ok(RenderedWriter {
@@ -791,7 +791,7 @@ impl<'a> RenderedWriter<'a> {
                 return Verdict::Refused;
             }
         }
-        let sig = signature(&entry_text(&e.question, &e.answer, e.code.as_deref()));
+        let sig = entry_signature(&e.question, &e.answer, e.code.as_deref());
         if self.seen.nearest(&sig, self.threshold).is_some() {
             counts.near_duplicates += 1;
             return Verdict::Refused;
@@ -804,7 +804,7 @@ impl<'a> RenderedWriter<'a> {
     fn keep_checked(
         &mut self,
         e: &Entry,
-        sig: Option<Box<Signature>>,
+        sig: Option<Box<EntrySignature>>,
         write: bool,
         out: &mut RunOutput,
         counts: &mut crate::model::RenderedCounts,
@@ -812,7 +812,7 @@ impl<'a> RenderedWriter<'a> {
         match sig {
             Some(sig) => self.accept(e, *sig, write, out, counts),
             None => {
-                let sig = signature(&entry_text(&e.question, &e.answer, e.code.as_deref()));
+                let sig = entry_signature(&e.question, &e.answer, e.code.as_deref());
                 self.seen.insert(&e.id, sig);
                 Ok(())
             }
@@ -824,7 +824,7 @@ impl<'a> RenderedWriter<'a> {
     fn accept(
         &mut self,
         e: &Entry,
-        sig: Signature,
+        sig: EntrySignature,
         write: bool,
         out: &mut RunOutput,
         counts: &mut crate::model::RenderedCounts,
@@ -854,7 +854,7 @@ enum Verdict {
     /// Refused by validation, or a near-duplicate of one kept (counted).
     Refused,
     /// Passed, with its signature (boxed: 512 bytes).
-    Passed(Box<Signature>),
+    Passed(Box<EntrySignature>),
 }
 
 /// What a fact entry's answer says, to tell templated answers apart: its template and
@@ -1163,13 +1163,13 @@ impl Writer<'_, '_> {
             usage,
             via,
         } = w;
-        let sig = signature(&entry_text(&q.text, &v.answer, v.code.as_deref()));
-        if let Some((other, sim)) = self.seen.nearest(&sig, self.cx.dedup_threshold) {
+        let sig = entry_signature(&q.text, &v.answer, v.code.as_deref());
+        if let Some(near) = self.seen.nearest(&sig, self.cx.dedup_threshold) {
             let f = crate::validate::Failed::after(
                 v.checks,
                 "near-duplicate",
                 crate::validate::Reason::NearDuplicate,
-                format!("near-duplicate of {other} (similarity {sim:.2})"),
+                near.to_string(),
             );
             return self.fail(q, s, f, &raw, usage, progress);
         }
@@ -1500,7 +1500,7 @@ pub fn run(
     for e in crate::emit::read_jsonl::<Entry>(&out.dir().join("entries.jsonl"))? {
         seen.insert(
             &e.id,
-            signature(&entry_text(&e.question, &e.answer, e.code.as_deref())),
+            entry_signature(&e.question, &e.answer, e.code.as_deref()),
         );
     }
     let todo: Vec<&Question> = planned

@@ -58,45 +58,123 @@ pub fn similarity(a: &Signature, b: &Signature) -> f64 {
 
 /// The text an entry is compared by.
 pub fn entry_text(question: &str, answer: &str, code: Option<&str>) -> String {
-    format!("{question}\n{answer}\n{}", code.unwrap_or(""))
+    format!("{question}\n{answer}\n{code}", code = code.unwrap_or(""))
+}
+
+/// Answers of at least this many words are also compared on their own.
+const ANSWER_MIN_WORDS: usize = 12;
+/// Similarity from which two answers alone count as duplicates: the same answer under
+/// two phrasings of a question teaches the answer twice.
+pub const ANSWER_THRESHOLD: f64 = 0.9;
+
+/// What an entry is compared by: question + answer + code together, and the answer
+/// alone when it is long enough to say something of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntrySignature {
+    whole: Signature,
+    answer: Option<Signature>,
+}
+
+/// The signature of an entry: the one function every duplicate check calls.
+pub fn entry_signature(question: &str, answer: &str, code: Option<&str>) -> EntrySignature {
+    EntrySignature {
+        whole: signature(&entry_text(question, answer, code)),
+        answer: (words(answer).len() >= ANSWER_MIN_WORDS).then(|| signature(answer)),
+    }
+}
+
+/// An earlier entry that a new one duplicates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Near {
+    /// The earlier entry's id.
+    pub id: String,
+    /// Estimated Jaccard similarity.
+    pub similarity: f64,
+    /// Only the answers are alike.
+    pub answer_only: bool,
+}
+
+impl std::fmt::Display for Near {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.answer_only {
+            write!(
+                f,
+                "its answer is a near-duplicate of {}'s (similarity {:.2})",
+                self.id, self.similarity
+            )
+        } else {
+            write!(
+                f,
+                "near-duplicate of {} (similarity {:.2})",
+                self.id, self.similarity
+            )
+        }
+    }
 }
 
 /// Signatures seen so far, with a banded index so a lookup does not scan everything.
 #[derive(Default)]
 pub struct DedupIndex {
-    items: Vec<(String, Signature)>,
-    bands: HashMap<(usize, u64), Vec<usize>>,
+    items: Vec<(String, EntrySignature)>,
+    /// Band keys of whole signatures (`false`) and of answers (`true`).
+    bands: HashMap<(bool, usize, u64), Vec<usize>>,
 }
 
 impl DedupIndex {
-    /// Adds a signature under an id.
-    pub fn insert(&mut self, id: &str, sig: Signature) {
+    /// Adds an entry's signature under its id.
+    pub fn insert(&mut self, id: &str, sig: EntrySignature) {
         let k = self.items.len();
-        for b in 0..BANDS {
-            self.bands
-                .entry((b, band_key(&sig, b)))
-                .or_default()
-                .push(k);
+        for (side, s) in [(false, Some(&sig.whole)), (true, sig.answer.as_ref())] {
+            let Some(s) = s else { continue };
+            for b in 0..BANDS {
+                self.bands
+                    .entry((side, b, band_key(s, b)))
+                    .or_default()
+                    .push(k);
+            }
         }
         self.items.push((id.to_string(), sig));
     }
 
-    /// The most similar earlier id at or above `threshold`, with its similarity.
-    pub fn nearest(&self, sig: &Signature, threshold: f64) -> Option<(String, f64)> {
-        let mut best: Option<(usize, f64)> = None;
-        let mut seen = std::collections::HashSet::new();
-        for b in 0..BANDS {
-            for &k in self.bands.get(&(b, band_key(sig, b))).into_iter().flatten() {
-                if !seen.insert(k) {
-                    continue;
-                }
-                let s = similarity(sig, &self.items[k].1);
-                if s >= threshold && best.is_none_or(|(_, bs)| s > bs) {
-                    best = Some((k, s));
+    /// The most similar earlier entry: as a whole at or above `threshold`, or else by
+    /// its answer alone at or above [`ANSWER_THRESHOLD`].
+    pub fn nearest(&self, sig: &EntrySignature, threshold: f64) -> Option<Near> {
+        let best = |side: bool, s: &Signature, limit: f64| {
+            let mut best: Option<(usize, f64)> = None;
+            let mut seen = std::collections::HashSet::new();
+            for b in 0..BANDS {
+                for &k in self
+                    .bands
+                    .get(&(side, b, band_key(s, b)))
+                    .into_iter()
+                    .flatten()
+                {
+                    if !seen.insert(k) {
+                        continue;
+                    }
+                    let other = if side {
+                        self.items[k].1.answer.as_ref()
+                    } else {
+                        Some(&self.items[k].1.whole)
+                    };
+                    let Some(other) = other else { continue };
+                    let x = similarity(s, other);
+                    if x >= limit && best.is_none_or(|(_, bx)| x > bx) {
+                        best = Some((k, x));
+                    }
                 }
             }
-        }
-        best.map(|(k, s)| (self.items[k].0.clone(), s))
+            best.map(|(k, x)| Near {
+                id: self.items[k].0.clone(),
+                similarity: x,
+                answer_only: side,
+            })
+        };
+        best(false, &sig.whole, threshold).or_else(|| {
+            sig.answer
+                .as_ref()
+                .and_then(|a| best(true, a, ANSWER_THRESHOLD.max(threshold)))
+        })
     }
 
     /// Entries held.
@@ -270,19 +348,64 @@ mod tests {
         assert!(similarity(&a, &d) < 0.2);
     }
 
+    fn sig(q: &str, a: &str) -> EntrySignature {
+        entry_signature(q, a, None)
+    }
+
     #[test]
     fn index_finds_the_duplicate() {
+        let q = "How does the scal kernel work?";
         let mut idx = DedupIndex::default();
-        idx.insert("e1", signature(A));
+        idx.insert("e1", sig(q, A));
         idx.insert(
             "e2",
-            signature("something else entirely about trsm blocking and substitution kernels"),
+            sig(
+                q,
+                "something else entirely about trsm blocking and substitution kernels",
+            ),
         );
-        let hit = idx.nearest(&signature(&A.replace("alpha", "ALPHA")), DEFAULT_THRESHOLD);
-        assert_eq!(hit.map(|h| h.0), Some("e1".to_string()));
+        let hit = idx.nearest(&sig(q, &A.replace("alpha", "ALPHA")), DEFAULT_THRESHOLD);
+        assert_eq!(
+            hit.map(|h| (h.id, h.answer_only)),
+            Some(("e1".to_string(), false))
+        );
         assert!(idx
             .nearest(
-                &signature("unrelated text about host pointer mode handling"),
+                &sig(q, "unrelated text about host pointer mode handling"),
+                DEFAULT_THRESHOLD
+            )
+            .is_none());
+    }
+
+    #[test]
+    fn the_same_answer_under_another_question_is_a_duplicate() {
+        let mut idx = DedupIndex::default();
+        idx.insert(
+            "e1",
+            sig(
+                "How are threads mapped to elements in the scal kernel of rocBLAS?",
+                A,
+            ),
+        );
+        let other = "Describe, for a reviewer new to rocBLAS and its batched interfaces, what a launch of the scal kernel looks like on the device and how the grid is shaped.";
+        let hit = idx.nearest(&sig(other, A), DEFAULT_THRESHOLD).unwrap();
+        assert_eq!((hit.id.as_str(), hit.answer_only), ("e1", true));
+        assert!(hit.to_string().contains("answer"), "{hit}");
+        // A short answer ("Yes.") is said by many questions and compared only as a whole.
+        let mut idx = DedupIndex::default();
+        idx.insert(
+            "e1",
+            sig(
+                "Does rocblas_sscal launch a kernel for n = 0?",
+                "No, it returns early.",
+            ),
+        );
+        assert!(idx
+            .nearest(
+                &sig(
+                    "Does rocblas_dnrm2 read x when incx is 0?",
+                    "No, it returns early."
+                ),
                 DEFAULT_THRESHOLD
             )
             .is_none());

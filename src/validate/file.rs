@@ -14,7 +14,7 @@ use crate::source::Pins;
 
 use super::checks::{run_checks, Candidate, ClaimedCitation, Failed, Grounding, Reason};
 use super::compile::{CompileOutcome, Compiler, Snippet};
-use super::dedup::{entry_text, signature, DedupIndex, EvalSet, Overlap, Signature};
+use super::dedup::{DedupIndex, EntrySignature, EvalSet, Overlap};
 
 /// An entries file read line by line.
 #[derive(Debug, Default)]
@@ -288,12 +288,12 @@ pub fn validate_entries(file: EntriesFile, job: &FileJob) -> FileOutcome {
     for k in order {
         let (e, checks) = &passed[k];
         let sig = entry_signature(e);
-        if let Some((other, sim)) = seen.nearest(&sig, job.threshold) {
+        if let Some(near) = seen.nearest(&sig, job.threshold) {
             let f = Failed::after(
                 checks.clone(),
                 "near-duplicate",
                 Reason::NearDuplicate,
-                format!("near-duplicate of {other} (similarity {sim:.2})"),
+                near.to_string(),
             );
             out.rejects
                 .push(to_reject(e, f.reason, &f.detail, f.checks));
@@ -347,8 +347,8 @@ pub fn validate_entries(file: EntriesFile, job: &FileJob) -> FileOutcome {
     out
 }
 
-fn entry_signature(e: &Entry) -> Signature {
-    signature(&entry_text(&e.question, &e.answer, e.code.as_deref()))
+fn entry_signature(e: &Entry) -> EntrySignature {
+    super::dedup::entry_signature(&e.question, &e.answer, e.code.as_deref())
 }
 
 fn to_reject(e: &Entry, reason: Reason, detail: &str, validation: Vec<Check>) -> Reject {
