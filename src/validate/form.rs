@@ -197,7 +197,14 @@ fn markup_re() -> &'static Regex {
             r"|\b(shown|provided|given|quoted|pasted|supplied) (above|below)\b",
             r"|\b(above|below) (excerpts?|snippets?|listings?|code)\b",
             r"|\bthe (provided|given|supplied|attached) (code|source|excerpts?|snippets?|files?)\b",
-            r"|\byou (provided|shared|gave|pasted|showed)\b"
+            r"|\byou (provided|shared|gave|pasted|showed)\b",
+            r"|\bas (you )?(instructed|requested|asked)\b|\bper (your|the) instructions\b",
+            // Chat pleasantries: a reply to a person, not an answer to learn.
+            r"|\b(i )?hope (this|that|it) helps\b|\blet me know if\b|\bfeel free to\b",
+            r"|\bhappy to help\b|\bgreat question\b|^\s*(certainly|sure|of course)[!,.]",
+            r"|\bas an ai\b",
+            // The answer still wrapped in the JSON object a structured reply carries.
+            r#"|^\s*\{\s*"[a-z_]+"\s*:"#
         ))
         .expect("static regex")
     })
@@ -394,6 +401,10 @@ mod tests {
             (format!("As the excerpt above shows, {GOOD}"), ModelMarkup),
             (format!("{GOOD} See the code shown above for the host branch."), ModelMarkup),
             (format!("In the provided code, {GOOD}"), ModelMarkup),
+            (format!("As instructed, {GOOD}"), ModelMarkup),
+            (format!("{GOOD} I hope this helps! Let me know if anything is unclear."), ModelMarkup),
+            (format!("Certainly! {GOOD}"), ModelMarkup),
+            (format!("{{\"answer\": \"{}\"}}", GOOD.replace('`', "")), ModelMarkup),
             ("The grid:\n```cpp\ndim3 grid(blocks, 1, batches);\n".to_string(), UnbalancedMarkdown),
             (format!("{GOOD} The block is `dim3 threads(NB); per batch."), UnbalancedMarkdown),
             (format!("{GOOD} Each thread then scales one element of x with the"), Truncated),
