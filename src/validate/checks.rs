@@ -108,6 +108,8 @@ pub enum Reason {
     BuiltinNotInKernel,
     /// Threads per block beyond what the target runs.
     LaunchBounds,
+    /// A barrier in the answer's code that some threads of a block skip.
+    DivergentBarrier,
     /// The compile check's screen refused the code.
     CompileScreen,
     /// The compiler front end failed.
@@ -167,6 +169,7 @@ impl Reason {
             QuoteNotInSlice => "quote-not-in-slice",
             BuiltinNotInKernel => "builtin-not-in-kernel",
             LaunchBounds => "launch-bounds",
+            DivergentBarrier => "divergent-barrier",
             CompileScreen => "compile-screen",
             CompileFrontend => "compile-frontend",
             CompileBackend => "compile-backend",
@@ -348,6 +351,7 @@ pub const CHECKS: &[(&str, CheckFn)] = &[
     ("empty-slot", no_empty_slot),
     ("code-present", code_present),
     ("launch-bounds", launch_bounds),
+    ("divergent-barrier", barriers_uniform),
     ("slice-in-tree", slice_in_tree),
     ("citations-resolve", citations_resolve),
     ("files-exist", files_exist),
@@ -507,6 +511,14 @@ fn launch_bounds(c: &Candidate, _: &Grounding, _: &mut Found) -> Outcome {
         None => Ok(Some(format!(
             "at most {MAX_THREADS_PER_BLOCK} threads per block"
         ))),
+    }
+}
+
+fn barriers_uniform(c: &Candidate, _: &Grounding, _: &mut Found) -> Outcome {
+    let Some(code) = c.code else { return Ok(None) };
+    match super::barrier::divergent_barrier(code) {
+        Some(why) => Err((Reason::DivergentBarrier, why)),
+        None => Ok(Some(String::new())),
     }
 }
 

@@ -1,10 +1,13 @@
-//! Threads per block in an answer's code against the target's limit.
+//! Threads per block in an answer's code against the target's limit and the kernel's own
+//! launch bounds.
 //!
 //! clang accepts `__launch_bounds__(2048)` and a `dim3` block of 64x64 though no AMD GPU
-//! runs more than 1024 threads per block: the kernel would never launch. The sizes are
-//! read where code states them (launch bounds, `dim3` blocks, the block argument of a
-//! launch) and evaluated when they are built from literals and constants the code
-//! defines; a size the code computes at run time is left to the reader.
+//! runs more than 1024 threads per block: the kernel would never launch. Nor does a
+//! launch of 1024 threads of a kernel declared `__launch_bounds__(256)`: the runtime
+//! refuses it. The sizes are read where code states them (launch bounds, `dim3` blocks,
+//! the block argument of a launch) and evaluated when they are built from literals and
+//! constants the code defines; a size the code computes at run time is left to the
+//! reader.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -36,21 +39,49 @@ fn dim3_re() -> &'static Regex {
     })
 }
 
-/// The block argument of each launch: the second of `<<<grid, block, ...>>>`, the third
-/// of `hipLaunchKernelGGL(kernel, grid, block, ...)`.
-fn launch_blocks(code: &str) -> Vec<&str> {
+/// The kernel and the block argument of each launch: the second of `<<<grid, block,
+/// ...>>>`, the third of `hipLaunchKernelGGL(kernel, grid, block, ...)`. The kernel is
+/// the last name before `<<<` or of the first argument, template arguments aside.
+fn launch_blocks(code: &str) -> Vec<(Option<&str>, &str)> {
     let mut out = Vec::new();
     for (mark, index) in [("<<<", 1), ("hipLaunchKernelGGL", 2)] {
         let mut rest = code;
         while let Some(k) = rest.find(mark) {
+            let head = &rest[..k];
             rest = &rest[k + mark.len()..];
             let body = rest.trim_start().strip_prefix('(').unwrap_or(rest);
-            if let Some(arg) = top_level_args(body).get(index) {
-                out.push(arg.trim());
+            let args = top_level_args(body);
+            let kernel_text = if index == 1 {
+                head.rsplit([';', '{', '}', '\n']).next().unwrap_or("")
+            } else {
+                args.first().copied().unwrap_or("")
+            };
+            if let Some(arg) = args.get(index) {
+                out.push((kernel_name(kernel_text), arg.trim()));
             }
         }
     }
     out
+}
+
+/// The name a launch expression launches: `(scale<float, 256>)` is `scale`.
+fn kernel_name(expr: &str) -> Option<&str> {
+    let untemplated = expr.split('<').next().unwrap_or(expr);
+    untemplated
+        .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .find(|w| !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// `__launch_bounds__(N)` of each `__global__` function the code defines, by name.
+fn kernel_bounds(code: &str, consts: &HashMap<String, u64>) -> HashMap<String, u64> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"__launch_bounds__\s*\(\s*\(?([^,()]+)\)?\s*(?:,[^)]*)?\)[^(;{]*?\b([A-Za-z_]\w*)\s*\(")
+            .expect("static regex")
+    });
+    re.captures_iter(code)
+        .filter_map(|c| Some((c[2].to_string(), eval(&c[1], consts)?)))
+        .collect()
 }
 
 /// Comma-separated arguments up to the closing bracket (or `>>>`), nesting respected.
@@ -135,7 +166,8 @@ pub fn over_limit(code: &str, max: u64) -> Option<String> {
             blocks.insert(name.as_str().to_string(), n);
         }
     }
-    for arg in launch_blocks(code) {
+    let bounds = kernel_bounds(code, &consts);
+    for (kernel, arg) in launch_blocks(code) {
         let inner = arg
             .strip_prefix("dim3")
             .map(|a| a.trim().trim_start_matches('(').trim_end_matches(')'));
@@ -143,10 +175,18 @@ pub fn over_limit(code: &str, max: u64) -> Option<String> {
             Some(dims) => block(dims, &consts),
             None => blocks.get(arg).copied().or_else(|| eval(arg, &consts)),
         };
-        if let Some(n) = n.filter(|n| *n > max) {
+        let Some(n) = n else { continue };
+        if n > max {
             return Some(format!(
                 "a launch with {n} threads per block; AMD GPUs run at most {max}"
             ));
+        }
+        if let Some((k, b)) = kernel.and_then(|k| Some((k, *bounds.get(k)?))) {
+            if n > b {
+                return Some(format!(
+                    "a launch of {k} with {n} threads per block; its __launch_bounds__ allows {b}"
+                ));
+            }
         }
     }
     None
@@ -177,6 +217,31 @@ mod tests {
         ];
         for code in fine {
             assert_eq!(over_limit(code, 1024), None, "{code}");
+        }
+    }
+
+    #[test]
+    fn a_launch_beyond_the_kernels_own_bounds_is_found() {
+        let kernel = "__global__ void __launch_bounds__(256) scale(int n, float* x) {}\n";
+        for launch in [
+            "void f(float* x) { hipLaunchKernelGGL(scale, dim3(4), dim3(1024), 0, 0, 1, x); }",
+            "void f(float* x) { scale<<<4, 512>>>(1, x); }",
+            "constexpr int BS = 512;\nvoid f(float* x) { dim3 b(BS); hipLaunchKernelGGL((scale), dim3(4), b, 0, 0, 1, x); }",
+        ] {
+            let why = over_limit(&format!("{kernel}{launch}"), 1024).expect(launch);
+            assert!(why.contains("scale") && why.contains("allows 256"), "{why}");
+        }
+        for launch in [
+            "void f(float* x) { hipLaunchKernelGGL(scale, dim3(4), dim3(256), 0, 0, 1, x); }",
+            "void f(float* x) { scale<<<4, 128>>>(1, x); }",
+            // Another kernel's launch is not held to these bounds.
+            "void f(float* x) { other<<<4, 1024>>>(1, x); }",
+        ] {
+            assert_eq!(
+                over_limit(&format!("{kernel}{launch}"), 1024),
+                None,
+                "{launch}"
+            );
         }
     }
 }

@@ -3,12 +3,14 @@
 //! [`checks`] holds the one ordered list of checks that `rocqa extract` (on a model's
 //! reply, [`check_reply`]) and `rocqa validate` (on an entries file, [`file`](mod@file))
 //! both run, with the typed [`Reason`] of each failure: length bounds, no refusal or
-//! copy of the question, code present where asked and within the target's block size
-//! ([`launch`]), the slice and every citation read from the pinned tree, names, files,
+//! copy of the question, code present where asked, within the target's block size and
+//! its kernels' bounds ([`launch`]) and with every barrier reached by all threads of a
+//! block or none ([`barrier`]), the slice and every citation read from the pinned tree, names, files,
 //! line ranges and quotes grounded ([`grounding`]). Near-duplicates and contamination
 //! are found with [`dedup`]; [`compile`] compile-checks HIP snippets with the ROCm
 //! compiler.
 
+pub mod barrier;
 pub mod checks;
 pub mod compile;
 
