@@ -573,10 +573,13 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
             .map_or(to, |e| m.end() + e.start());
         let before = &prose[start..m.start()];
         let segment = format!("{before} {}", &prose[m.end()..end]);
-        let (Some(file), Some(a)) = (
-            c.get(1).map(|m| m.as_str()),
-            c.get(2).and_then(|m| m.as_str().parse::<u32>().ok()),
-        ) else {
+        let Some(file) = c.get(1).map(|m| m.as_str()) else {
+            continue;
+        };
+        let Some(a) = c.get(2).and_then(|m| m.as_str().parse::<u32>().ok()) else {
+            if let Some(why) = file_elsewhere(before, file, shown) {
+                return Some(why);
+            }
             continue;
         };
         let b = c
@@ -642,6 +645,45 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
         }
     }
     None
+}
+
+/// A file named as where something is (`rocblas_scal_kernel` is defined in
+/// `rocblas_axpy_kernels.hpp`) whose code shown holds none of the names said to be
+/// there: a location claim pointing at other code, as a wrong line range is. Judged
+/// only where the words just before the file say it is a location and the slice shows
+/// code of that file.
+fn file_elsewhere(before: &str, file: &str, shown: &[ShownPiece]) -> Option<String> {
+    static PLACE: OnceLock<Regex> = OnceLock::new();
+    let place = PLACE.get_or_init(|| {
+        Regex::new(concat!(
+            r"(?i)\b(?:defined|declared|implemented|lives?|living|located|sits?|resides?|found|kept)",
+            r"\s+(?:\w+\s+){0,2}?in\s+(?:the\s+)?(?:(?:header|source|file)\s+)?`?$"
+        ))
+        .expect("static regex")
+    });
+    let m = place.find(before)?;
+    // The clause holding the claim: from its last break up to the location words.
+    let clause_start = before[..m.start()]
+        .rfind([',', ';', ':', '('])
+        .map_or(0, |i| i + 1);
+    let names = anchors(&before[clause_start..m.start()]);
+    let in_file: Vec<&ShownPiece> = shown
+        .iter()
+        .filter(|p| p.file == file || p.file.ends_with(&format!("/{file}")))
+        .collect();
+    if names.is_empty() || in_file.is_empty() {
+        return None;
+    }
+    let there: HashSet<&str> = in_file
+        .iter()
+        .flat_map(|p| ident_re().find_iter(p.text).map(|m| m.as_str()))
+        .collect();
+    (!names.iter().any(|n| there.contains(n))).then(|| {
+        format!(
+            "the answer places {} in {file}, whose code shown does not name it",
+            names.join(", ")
+        )
+    })
 }
 
 /// What a sentence says a line of a function does, and the code that does it: a line
@@ -715,12 +757,12 @@ fn builtins_in(text: &str) -> BTreeSet<(String, String)> {
         .collect()
 }
 
-/// The first sentence that says one kernel of the code shown reads an index builtin
-/// (`blockIdx.y`) its code, with the helpers of the slice it calls, never reads,
-/// though it reads that builtin in another dimension: the batch said to come from
-/// `blockIdx.y` where the kernel takes it from `blockIdx.z`. Sentences that deny or
-/// hedge are not read; a kernel reading no builtin of that kind (through a helper the
-/// slice does not show) is not judged.
+/// The first sentence that says one kernel of the code shown (or, naming none, the
+/// kernels shown) reads an index builtin (`blockIdx.y`) its code, with the helpers of
+/// the slice it calls, never reads, though it reads that builtin in another dimension:
+/// the batch said to come from `blockIdx.y` where the kernel takes it from
+/// `blockIdx.z`. Sentences that deny or hedge are not read; a kernel reading no
+/// builtin of that kind (through a helper the slice does not show) is not judged.
 pub fn builtin_not_in_kernel(
     answer: &str,
     shown: &[ShownPiece],
@@ -736,19 +778,29 @@ pub fn builtin_not_in_kernel(
             continue;
         }
         let words: HashSet<&str> = ident_re().find_iter(sentence).map(|m| m.as_str()).collect();
-        let named: Vec<&&str> = kernels.iter().filter(|k| words.contains(**k)).collect();
-        let [kernel] = named[..] else { continue };
-        let Some(body) = shown.iter().find(|p| p.name == *kernel) else {
-            continue;
-        };
-        let called: HashSet<&str> = ident_re()
-            .find_iter(body.text)
-            .map(|m| m.as_str())
+        let named: Vec<&str> = kernels
+            .iter()
+            .copied()
+            .filter(|k| words.contains(*k))
             .collect();
-        let mut code = body.text.to_string();
+        // A sentence naming no kernel speaks of the kernels shown, all of them.
+        let (about, subject): (Vec<&str>, String) = match named[..] {
+            [] => (kernels.to_vec(), "the kernels shown".to_string()),
+            [kernel] => (vec![kernel], kernel.to_string()),
+            _ => continue,
+        };
+        let bodies: Vec<&ShownPiece> = shown.iter().filter(|p| about.contains(&p.name)).collect();
+        if bodies.is_empty() {
+            continue;
+        }
+        let called: HashSet<&str> = bodies
+            .iter()
+            .flat_map(|b| ident_re().find_iter(b.text).map(|m| m.as_str()))
+            .collect();
+        let mut code = String::new();
         for p in shown
             .iter()
-            .filter(|p| p.name != *kernel && called.contains(p.name))
+            .filter(|p| about.contains(&p.name) || called.contains(p.name))
         {
             code.push('\n');
             code.push_str(p.text);
@@ -762,7 +814,7 @@ pub fn builtin_not_in_kernel(
                 .collect();
             if !same_kind.is_empty() && !reads.contains(&(kind.clone(), dim.clone())) {
                 return Some(format!(
-                    "the answer says {kernel} reads {kind}.{dim}; its code shown reads {} only",
+                    "the answer has {subject} reading {kind}.{dim}; the code shown reads {} only",
                     same_kind.join(", ")
                 ));
             }
