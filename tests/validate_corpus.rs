@@ -583,7 +583,106 @@ fn defects(good: &[Entry]) -> Vec<Defect> {
     e.id = good[15].id.clone();
     rewrite(&mut e, "Each thread of rocblas_axpy_kernel adds alpha times its element of x to y, once `if(alpha)` holds.");
     push(e, Some("duplicate-id"), &mut out);
+    claims(good, &mut next, &mut out);
     out
+}
+
+/// Defects of classes found after the first set: wrong claims about the code in
+/// grounded words (which kernel, which stream, a host wait, a parameter, a location, a
+/// limit), the form of a chat reply, answers given twice, and code that compiles but
+/// cannot run as written. Semantic errors no check reads are counted as misses.
+fn claims(good: &[Entry], next: &mut dyn FnMut(usize) -> Entry, out: &mut Vec<Defect>) {
+    let mut push = |base: usize, answer: &str, want: Option<&'static str>| {
+        let mut e = next(base);
+        e.answer = answer.into();
+        out.push(Defect {
+            entry: serde_json::to_value(&e).unwrap(),
+            want,
+        });
+    };
+    // Which kernel, under which condition.
+    push(6, "For float data with unit stride rocblas_sscal launches rocblas_axpy_kernel, which adds alpha times x into x.", Some("contradicts-code"));
+    push(6, "The launcher picks rocblas_sscal_2_kernel when incx == 2, so each thread takes every other element.", Some("contradicts-code"));
+    // Host-side behaviour the code does not have.
+    push(22, "The scal kernels are queued on the default null stream (stream 0), not on the handle's stream, so they serialize with all other work.", Some("contradicts-code"));
+    push(22, "After the launch rocblas_internal_scal_launcher calls hipDeviceSynchronize, so rocblas_sscal blocks until x is scaled.", Some("contradicts-code"));
+    // Device features the kernel does not use, the reason hedged.
+    push(0, "rocblas_scal_kernel updates x with atomicAdd because several threads may write the same element of x.", Some("contradicts-code"));
+    push(0, "rocblas_scal_kernel first stages its element of x in LDS (__shared__ memory) and then scales it after a barrier.", Some("contradicts-code"));
+    // The prototype.
+    push(18, "rocblas_sscal takes alpha as a double passed by value and x as a const float*, returning the scaled vector.", Some("contradicts-code"));
+    push(18, "rocblas_sscal takes a handle, n, alpha, x, incx and a batch_count argument that says how many vectors to scale.", Some("contradicts-code"));
+    // Where code is, and what the hardware allows.
+    push(
+        18,
+        "rocblas_sscal returns void and takes a rocblas_handle, n, alpha, x and incx.",
+        Some("contradicts-code"),
+    );
+    push(
+        18,
+        "rocblas_sscal takes six arguments: handle, n, alpha, x, incx and stride_x.",
+        Some("contradicts-code"),
+    );
+    push(9, "When the pointer mode is host, rocblas_sscal copies alpha to the device with hipMemcpy before the launch.", Some("contradicts-code"));
+    push(22, "Every launch in the launcher uses hipLaunchKernelGGL directly with stream 0, so the handle's stream is ignored.", Some("contradicts-code"));
+    push(0, "rocblas_scal_kernel is defined in rocblas_axpy_kernels.hpp next to the axpy kernel and takes its batch from blockIdx.z.", Some("line-range-elsewhere"));
+    push(0, "rocblas_scal_kernel is declared in rocblas-functions.h and gives each thread one element of x from blockIdx.x.", Some("line-range-elsewhere"));
+    push(0, "rocblas_scal_kernel (library/src/blas2/rocblas_scal_kernels.hpp:26-58) gives each thread one element of x from blockIdx.x.", Some("unknown-file"));
+    push(12, "The kernel is declared with ROCBLAS_KERNEL(DIM_X), which expands to static __global__ __launch_bounds__((DIM_X)) void, so a block can have up to 2048 threads.", Some("contradicts-code"));
+    push(13, "The batches go in the grid's y dimension: `int batches = handle->getBatchGridDim((int)batch_count);` and blockIdx.y selects the instance.", Some("builtin-not-in-kernel"));
+    push(2, "The product is formed as `Tex res = (Tex)x[tid * incx] * alpha;`, converting to Tex before the multiply.", Some("quote-not-in-slice"));
+    // A chat reply's form.
+    push(1, "I hope this helps! It only writes when `alpha != 1 && tid < n` holds, so a unit alpha leaves x untouched. Let me know if you have any other questions.", Some("model-markup"));
+    push(
+        1,
+        r#"{"answer": "It only writes when `alpha != 1 && tid < n` holds, so a unit alpha leaves x untouched and threads past n do nothing."}"#,
+        Some("model-markup"),
+    );
+    push(1, "As instructed, citing file:line: it only writes when `alpha != 1 && tid < n` holds, so a unit alpha leaves x untouched.", Some("model-markup"));
+    // One answer under two questions: another question's answer, or this one's again.
+    push(3, &good[5].answer, Some("near-duplicate"));
+    push(15, &good[16].answer, Some("near-duplicate"));
+    // Semantic errors in grounded words that no check reads: counts, arithmetic,
+    // pointer modes, the branch a quote belongs to, what a helper does.
+    push(7, "rocblas_sscal_2_kernel lets each thread scale four neighbouring elements of x, so the grid needs a quarter of the blocks.", None);
+    push(17, "rocblas_axpy_kernel declares its thread index as a 32-bit int, so vectors longer than 2^31 elements overflow.", None);
+    push(5, "In the generic branch the launcher computes the block count as n / NB, a floor division, so a partial block is dropped and the tail of x is never scaled.", None);
+    push(9, "With rocblas_pointer_mode_host the launcher passes the device pointer alpha and load_scalar reads it on the GPU.", None);
+    push(20, "The launcher uses `int32_t blocks = (n - 1) / (NB * 2) + 1;` for the half-precision path because each thread covers two elements.", None);
+    push(
+        16,
+        "Yes: even when alpha is zero the kernel reads every element of x and writes y.",
+        None,
+    );
+    push(11, "It calls `load_ptr_batch(xa, batch, offset_x, stride_x)`, which copies the batch's x into a temporary buffer in global memory before scaling.", None);
+    push(
+        0,
+        "rocblas_scal_kernel reads x through __ldg and caches alpha in constant memory.",
+        None,
+    );
+    push(
+        6,
+        "rocblas_sscal launches rocblas_sscal_2_kernel for double precision with unit stride.",
+        None,
+    );
+    // Code that compiles and cannot run as written.
+    let answer = |k: usize| {
+        format!("Like rocblas_scal_kernel, each thread takes one element from blockIdx.x * blockDim.x + threadIdx.x and guards with i < n; `scale_rows` below is sketch {k}, with its launch.")
+    };
+    for (k, code, want) in [
+        (1, format!("{KERNEL_CODE}void run(int n, float a, float* x) {{ hipLaunchKernelGGL(scale_rows, dim3((n + 1023) / 1024), dim3(1024), 0, 0, n, a, x); }}\n"), "launch-bounds"),
+        (2, KERNEL_CODE.replace("        x[i] *= a;", "        __syncthreads();"), "divergent-barrier"),
+        (3, KERNEL_CODE.replace("int i = blockIdx.x * blockDim.x + threadIdx.x;", "__shared__ float buf[32768];\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    buf[threadIdx.x] = a;"), "compile-backend"),
+        (4, KERNEL_CODE.replace("x[i] *= a;", "x[i] = __shfl_down_sync(0xffffffff, x[i], 16) * a;"), "compile-frontend"),
+    ] {
+        let mut e = next(24);
+        e.answer = answer(k);
+        e.code = Some(code);
+        out.push(Defect {
+            entry: serde_json::to_value(&e).unwrap(),
+            want: Some(want),
+        });
+    }
 }
 
 const EVAL_QUESTION: &str = "In the axpy kernel of rocBLAS, what integer type holds the thread index and why must it be 64 bits wide for long vectors?";

@@ -277,6 +277,8 @@ struct LaunchArgs {
     grid: String,
     block: String,
     lds: String,
+    /// The stream argument (`0` where a `<<<...>>>` launch gives none).
+    stream: String,
     start: usize,
     end: usize,
 }
@@ -319,6 +321,7 @@ fn parse_launch(t: &Text, line: u32, kernel: &str) -> Option<LaunchArgs> {
             grid: args[1].clone(),
             block: args[2].clone(),
             lds: args[3].clone(),
+            stream: args[4].clone(),
             start: a + k,
             end: close,
         });
@@ -340,6 +343,7 @@ fn parse_launch(t: &Text, line: u32, kernel: &str) -> Option<LaunchArgs> {
                 grid: args[0].clone(),
                 block: args[1].clone(),
                 lds: args.get(2).cloned().unwrap_or_else(|| "0".into()),
+                stream: args.get(3).cloned().unwrap_or_else(|| "0".into()),
                 start: a + kpos,
                 end,
             });
@@ -804,6 +808,7 @@ impl<'a> FactReader<'a> {
             .map(|x| format!("{x} bytes"))
             .unwrap_or(lds);
         v.insert("lds".into(), lds_v);
+        v.insert("stream".into(), tidy(&la.stream));
         if !la.template_args.is_empty() {
             v.insert("template_args".into(), la.template_args.join(", "));
         }

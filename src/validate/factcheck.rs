@@ -22,7 +22,15 @@
 //! - a barrier, LDS or atomics claimed of one kernel the API launches
 //!   (`rocblas_scal_kernel synchronizes the block with __syncthreads`): contradicted
 //!   when the device code the API runs has none, so neither the kernel nor a helper it
-//!   calls has one.
+//!   calls has one; a hedge in the reason given after the claim ("because threads may
+//!   write one element") does not hedge the claim;
+//! - a host wait (`calls hipDeviceSynchronize`, "blocks until the kernel finishes")
+//!   where the host code the facts read makes no synchronizing call, and the default
+//!   stream where every launch passes another (`handle->get_stream()`); judged only
+//!   for APIs whose facts reach their launches;
+//! - the API's prototype: a parameter it lacks (`takes a batch_count argument`), a
+//!   parameter's type or pointer-ness (`alpha as a double passed by value`);
+//! - more threads per block than any AMD GPU runs.
 //!
 //! Claims the facts do not cover pass.
 
@@ -31,6 +39,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+use super::checks::MAX_THREADS_PER_BLOCK;
 use crate::model::{ApiFacts, Fact, FactCheckCount, FactKind, FactTable};
 
 /// What the fact check found in one answer: the claims compared and the first
@@ -81,6 +90,18 @@ struct Patterns {
     arch_term: Regex,
     enum_value: Regex,
     enum_term: Regex,
+    clause_break: Regex,
+    sync_call: Regex,
+    sync_prose: Regex,
+    addressee: Regex,
+    default_stream: Regex,
+    handle_stream: Regex,
+    not_handle_stream: Regex,
+    block_limit: Regex,
+    param_named: Regex,
+    param_typed: Regex,
+    returns_type: Regex,
+    arity: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -90,7 +111,10 @@ fn patterns() -> &'static Patterns {
         Patterns {
             sentence: r(r"[.!?;]\s+|\n+"),
             ident: r(r"[A-Za-z_][A-Za-z0-9_]*"),
-            launch_verb: r(r"(?i)\b(launch(es|ed)?|dispatch(es|ed)?|enqueues?)\b"),
+            launch_verb: r(concat!(
+                r"(?i)\b(launch(es|ed)?|dispatch(es|ed)?|enqueues?|picks?|picked|selects?|selected",
+                r"|chooses|chosen|switch(es)? to|(?:is|are) (?:used|run|taken))\b"
+            )),
             negation: r(concat!(
                 r"(?i)\b(not|never|no|nor|neither|none|instead|rather|unlike|except|other|others",
                 r"|otherwise|without|whereas|but|compared|similar|similarly|like",
@@ -141,6 +165,47 @@ fn patterns() -> &'static Patterns {
                 r"|erange|esort|workmode|storev|direct|srange))_[a-z_]+\b"
             )),
             enum_term: r(r"^\(?\s*([A-Za-z_][\w.>-]*)\s*(==|!=)\s*(rocblas_[a-z_]+)\s*\)?$"),
+            clause_break: r(concat!(
+                r"(?i);|\b(because|since|so that|so|as|while|whereas|which|where|although",
+                r"|though|unless|if|when|whenever)\b"
+            )),
+            sync_call: r(concat!(
+                r"\bhip(?:(?:Device|Stream|Event)Synchronize|Memcpy\w*|Memset\w*|Malloc\w*",
+                r"|HostMalloc|Free\w*)\b"
+            )),
+            sync_prose: r(concat!(
+                r"(?i)\b(?:is|are|runs?)\s+(?:fully\s+|always\s+)?(?:synchronous(?:ly)?|blocking)\b",
+                r"|\bblocks\s+(?:the\s+(?:host|caller|cpu|calling thread)\s+)?until\b",
+                r"|\bwaits\s+(?:for|until)\s+(?:the\s+|its\s+)?(?:kernels?|gpu|device|stream|launch(?:es)?)\b",
+                r"|\bsynchroni[sz]es\s+(?:with\s+)?(?:the\s+)?(?:stream|device|host|gpu)\b"
+            )),
+            addressee: r(r"(?i)\b(caller|callers|user|users|application|you|your|must|should|needs?)\b"),
+            default_stream: r(concat!(
+                r"(?i)\b(?:default|null|legacy)\s+(?:hip\s+)?stream\b|\bstream\s+(?:0|zero)\b",
+                r"|\bhipStreamDefault\b|\b(?:0|nullptr|NULL)\s+stream\b"
+            )),
+            handle_stream: r(r"(?i)get_stream|set_stream|handle's stream|stream of the handle|\bunless\b|\botherwise\b"),
+            not_handle_stream: r(concat!(
+                r"(?i)\b(?:and\s+|but\s+)?not\s+(?:on\s+|in\s+|through\s+)?(?:the\s+)?",
+                r"(?:handle's stream|handle->get_stream\(\)|stream of the handle|rocblas_handle's stream)"
+            )),
+            block_limit: r(concat!(
+                r"(?i)\b(?:blocks?|workgroups?|work-groups?)\b[^.;]{0,40}?\b(?:up to|at most|as many as",
+                r"|maximum of|max(?:imum)?|limit of)\s+(\d+)\s*threads\b",
+                r"|__launch_bounds__\s*\(\s*(\d+)\s*\)"
+            )),
+            returns_type: r(
+                r"(?i)^\s*`?\s*returns\s+(?:an?\s+)?(void|nothing|int|integer|float|double|bool)\b\s*([*]|pointer)?",
+            ),
+            arity: r(r"(?i)^\s*`?\s*(?:takes|has|accepts|expects)\s+(?:exactly\s+)?(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+(?:arguments|parameters|args)\b"),
+            param_named: r(concat!(
+                r"(?i)\b(?:takes|has|accepts|receives|expects)\b[^.;]*?\b(?:an?|the|its)\s+(?:extra\s+|additional\s+|separate\s+)?`?([A-Za-z_]\w*)`?\s+(?:argument|parameter)\b",
+                r"|\bthe\s+`?([A-Za-z_]\w*)`?\s+(?:argument|parameter)\s+of\s+`?([A-Za-z_]\w*)"
+            )),
+            param_typed: r(concat!(
+                r"(?i)^\s*`?\s*(?:(?:is|as|being)\s+)?(?:passed\s+|given\s+|declared\s+)?(?:as\s+)?(?:an?\s+)?",
+                r"((?:(?:const|constant|single|double|half|complex|precision|by|value|device|host|raw|plain|signed|unsigned|passed|32-bit|64-bit|\w+_t|rocblas_\w+|float|int|integer|scalar|pointer|to|an?)\b[\s*]*){1,6})"
+            )),
             arch_term: r(concat!(
                 r"^(?:is_gfx(\w+)|is_arch_(\d+(?:_or_\d+)*)",
                 r"|(?:handle\s*->\s*)?getArch\(\)\s*==\s*(\d+)",
@@ -250,6 +315,9 @@ fn launch_subject<'s>(
     condition: bool,
 ) -> Option<&'s str> {
     let p = patterns();
+    // A reason given after the claim ("so each thread takes every other element") is
+    // not part of it.
+    let s = reasoned_claim(s);
     if !p.launch_verb.is_match(s)
         || p.negation.is_match(s)
         || p.alternative.is_match(s)
@@ -832,6 +900,8 @@ impl<'a> Known<'a> {
 pub struct FactIndex<'a> {
     table: &'a FactTable,
     apis: BTreeMap<&'a str, Known<'a>>,
+    /// Every parameter name of the libraries' prototypes.
+    param_names: BTreeSet<String>,
 }
 
 /// What the device code of the answer's APIs that launch one kernel uses: since an
@@ -890,9 +960,6 @@ fn device_use(
     claims: &mut usize,
 ) -> Option<String> {
     let p = patterns();
-    if p.negation.is_match(s) || p.alternative.is_match(s) {
-        return None;
-    }
     let named: BTreeSet<&str> = p
         .ident
         .find_iter(s)
@@ -902,6 +969,13 @@ fn device_use(
     let [kernel] = named.into_iter().collect::<Vec<_>>()[..] else {
         return None;
     };
+    // The claim is the main clause, up to the first reason or condition given for it:
+    // a hedge there ("because threads may write the same element") hedges the reason,
+    // not the claim.
+    let s = main_clause(s);
+    if p.negation.is_match(s) || p.alternative.is_match(s) || !s.contains(kernel) {
+        return None;
+    }
     // A kernel the code shows that none of the answer's APIs launches (another API's,
     // shown as context) is judged by the device code of the APIs that do launch it.
     let (d, whose) = match DeviceUse::of(kernel, apis) {
@@ -938,6 +1012,367 @@ fn device_use(
     None
 }
 
+/// A sentence up to its first clause break after the first word (a semicolon, or a
+/// word that gives a reason or a condition).
+fn main_clause(s: &str) -> &str {
+    let lead = s.len() - s.trim_start().len();
+    patterns()
+        .clause_break
+        .find_iter(s)
+        .find(|m| m.start() > lead)
+        .map_or(s, |m| &s[..m.start()])
+}
+
+/// A sentence up to the first reason given for its claim (`because`, `since`, `so`,
+/// `which`, ...): its conditions (`when`, `if`) stay.
+fn reasoned_claim(s: &str) -> &str {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"(?i);|\b(because|since|so that|so|which|while|whereas|although|though)\b")
+            .expect("static regex")
+    });
+    let lead = s.len() - s.trim_start().len();
+    re.find_iter(s)
+        .find(|m| m.start() > lead)
+        .map_or(s, |m| &s[..m.start()])
+}
+
+/// Whether the APIs' facts reach their launches: only then is a host call their facts
+/// lack known to be absent (an API whose work runs in code the facts do not read, as
+/// Tensile's, is not judged).
+fn walked(apis: &[&ApiFacts]) -> bool {
+    !apis.is_empty()
+        && apis
+            .iter()
+            .all(|a| a.facts.iter().any(|f| f.kind == FactKind::Launch))
+}
+
+/// A host-side runtime call or wait claimed of the API (`calls hipDeviceSynchronize`,
+/// `copies alpha with hipMemcpy`, "blocks until the kernel finishes", "is
+/// synchronous"): contradicted when the host code its facts read makes no such call. A
+/// named call must be among the runtime calls read (`hipMemcpy` stands for its
+/// variants, `hipMemcpyAsync` included); a wait in words needs any synchronizing call
+/// (a `Synchronize`, or a `hipMemcpy` that is not `Async`).
+fn host_sync(s: &str, apis: &[&ApiFacts], claims: &mut usize) -> Option<String> {
+    let p = patterns();
+    let named = p.sync_call.find(s).map(|m| m.as_str());
+    if (named.is_none() && !p.sync_prose.is_match(s))
+        || p.negation.is_match(s)
+        || p.alternative.is_match(s)
+        || p.addressee.is_match(s)
+        || !walked(apis)
+    {
+        return None;
+    }
+    let calls: Vec<&Fact> = apis
+        .iter()
+        .flat_map(|a| &a.facts)
+        .filter(|f| f.kind == FactKind::RuntimeCall)
+        .collect();
+    let holds = |f: &&Fact| match named {
+        Some(n) => f.subject.starts_with(n),
+        None => {
+            f.subject.contains("Synchronize")
+                || (f.subject.starts_with("hipMemcpy") && !f.subject.ends_with("Async"))
+        }
+    };
+    *claims += 1;
+    if calls.iter().any(holds) {
+        return None;
+    }
+    let api = &apis[0].api;
+    let what = named.map_or("waits for the GPU".to_string(), |n| format!("calls {n}"));
+    let made: BTreeSet<&str> = calls.iter().map(|f| f.subject.as_str()).collect();
+    Some(if made.is_empty() {
+        format!("the answer says {api} {what}; the host code its facts read makes no HIP runtime call: it queues its kernels and returns")
+    } else {
+        format!(
+            "the answer says {api} {what}; the host code its facts read calls only {}",
+            made.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    })
+}
+
+/// The default (null) stream claimed for the API's kernels: contradicted when every
+/// launch its facts read passes a stream that is not the default one
+/// (`handle->get_stream()`).
+fn streams(s: &str, apis: &[&ApiFacts], claims: &mut usize) -> Option<String> {
+    let p = patterns();
+    // "on the null stream, not on the handle's stream" still claims the null stream.
+    let kept = p.not_handle_stream.replace_all(s, " ");
+    let s = reasoned_claim(&kept);
+    if !p.default_stream.is_match(s)
+        || p.denial.is_match(s)
+        || p.alternative.is_match(s)
+        || p.handle_stream.is_match(s)
+        || !walked(apis)
+    {
+        return None;
+    }
+    let launches: Vec<&Fact> = apis
+        .iter()
+        .flat_map(|a| &a.facts)
+        .filter(|f| f.kind == FactKind::Launch)
+        .collect();
+    let stream_of = |f: &Fact| f.values.get("stream").map(|v| v.trim().to_string());
+    let on_default = |v: &str| matches!(v, "0" | "nullptr" | "NULL" | "hipStreamDefault" | "");
+    *claims += 1;
+    let mut given = Vec::new();
+    for f in &launches {
+        let v = stream_of(f)?;
+        if on_default(&v) {
+            return None;
+        }
+        given.push(v);
+    }
+    given.sort();
+    given.dedup();
+    let f = launches.first()?;
+    Some(format!(
+        "the answer says {}'s kernels run on the default stream; every launch its facts read passes {} (e.g. {} at {})",
+        apis[0].api,
+        given.join(", "),
+        f.subject,
+        at(f)
+    ))
+}
+
+/// More threads per block than any AMD GPU runs ([`MAX_THREADS_PER_BLOCK`]), claimed as
+/// a block's size or limit.
+fn hardware_limits(s: &str, claims: &mut usize) -> Option<String> {
+    let p = patterns();
+    let said = p
+        .threads
+        .captures_iter(s)
+        .chain(p.block_limit.captures_iter(s))
+        .filter_map(|c| {
+            (1..c.len())
+                .find_map(|i| c.get(i))
+                .and_then(|m| m.as_str().parse::<u64>().ok())
+        });
+    for x in said {
+        *claims += 1;
+        if x > MAX_THREADS_PER_BLOCK {
+            return Some(format!(
+                "the answer gives {x} threads per block; no AMD GPU runs more than {MAX_THREADS_PER_BLOCK}"
+            ));
+        }
+    }
+    None
+}
+
+/// The parameters of an API's prototype, `(type, name)`, from its declaration fact.
+fn prototype(api: &ApiFacts) -> Option<(&Fact, Vec<(String, &str)>)> {
+    let f = api.facts.iter().find(|f| f.kind == FactKind::Declaration)?;
+    let params = f
+        .values
+        .get("params")?
+        .split(" | ")
+        .filter_map(|p| {
+            // `float* const x[]`: the name before the brackets, the type with them.
+            let p = p.trim();
+            let named = p.split('[').next().unwrap_or(p).trim_end();
+            let cut = named.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
+            let name = &named[cut + 1..];
+            let ty = if p.len() > named.len() {
+                // The brackets make it an array of what precedes the name.
+                p[..=cut].trim_end().to_string() + "[]"
+            } else {
+                p[..=cut].trim_end().to_string()
+            };
+            (!name.is_empty()).then_some((ty, name))
+        })
+        .collect();
+    Some((f, params))
+}
+
+/// What a type's words say of it: base kinds, and whether it is a pointer.
+fn type_kinds(t: &str) -> (BTreeSet<&'static str>, bool) {
+    let mut kinds = BTreeSet::new();
+    let lower = t.to_lowercase();
+    for w in lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
+        let k: &[&'static str] = match w {
+            "float" | "rocblas_float" | "single" => &["float"],
+            "double" | "rocblas_double" => &["double"],
+            "half" | "rocblas_half" | "rocblas_bfloat16" | "bfloat16" => &["half"],
+            "complex" => &["complex"],
+            "rocblas_float_complex" => &["complex", "float"],
+            "rocblas_double_complex" => &["complex", "double"],
+            "int" | "integer" | "rocblas_int" | "int32_t" | "int64_t" | "rocblas_stride"
+            | "size_t" | "32-bit" | "64-bit" | "signed" | "unsigned" => &["integer"],
+            _ => continue,
+        };
+        kinds.extend(k);
+    }
+    // "a double pointer" is a pointer to pointers, not a `double`.
+    if lower.contains("double pointer") || lower.contains("double-pointer") {
+        kinds.remove("double");
+    }
+    let pointer =
+        t.contains('*') || t.contains('[') || lower.contains("pointer") || lower.contains("array");
+    (kinds, pointer)
+}
+
+/// A parameter the sentence gives the one API it names that its prototype lacks
+/// (`rocblas_sscal takes a batch_count argument`), or a parameter's type stated against
+/// the prototype (`alpha as a double passed by value` where it is `const float*`).
+/// Only names some API of the libraries has as a parameter, or shaped like one, count as
+/// parameter names.
+fn parameters(
+    s: &str,
+    table: &FactTable,
+    param_names: &BTreeSet<String>,
+    claims: &mut usize,
+) -> Option<String> {
+    let p = patterns();
+    if p.denial.is_match(s) || p.alternative.is_match(s) {
+        return None;
+    }
+    let named: BTreeSet<&str> = p
+        .ident
+        .find_iter(s)
+        .map(|m| m.as_str())
+        .filter(|w| table.api_names.contains(*w))
+        .collect();
+    let [api] = named.into_iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let facts = table.apis.get(api)?;
+    let (decl, params) = prototype(facts)?;
+    let listed = || {
+        params
+            .iter()
+            .map(|(t, n)| format!("{t} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for c in p.param_named.captures_iter(s) {
+        let Some(name) = c.get(1).or(c.get(2)).map(|m| m.as_str()) else {
+            continue;
+        };
+        // A parameter's name: one some API of the libraries takes, or a name shaped
+        // like one (`batch_count`) that is no type of this prototype or the libraries'.
+        let shaped = name.contains('_')
+            && !name.starts_with("rocblas_")
+            && !name.starts_with("rocsolver_")
+            && !name.starts_with("hip")
+            && !name.ends_with("_t")
+            && !params.iter().any(|(t, _)| t.contains(name));
+        // The API must be what takes it: `rocblas_sscal takes ...`, not `the launcher,
+        // which has ...`.
+        let whole = c.get(0).expect("whole match");
+        let subject = s[..whole.start()]
+            .trim_end()
+            .trim_end_matches(|ch: char| ch == '`' || ch.is_whitespace());
+        let subject = subject
+            .strip_suffix("also")
+            .or_else(|| subject.strip_suffix("only"))
+            .unwrap_or(subject)
+            .trim_end()
+            .trim_end_matches('`');
+        let of_api = match c.get(3) {
+            Some(m) => m.as_str() == api,
+            None => subject.ends_with(api),
+        };
+        if !of_api || !(param_names.contains(name) || shaped) {
+            continue;
+        }
+        *claims += 1;
+        if !params.iter().any(|(_, n)| *n == name) {
+            return Some(format!(
+                "the answer gives {api} a parameter {name}; its prototype ({}) takes {}",
+                at(decl),
+                listed()
+            ));
+        }
+    }
+    let decl_returns = decl.values.get("returns").map(|r| r.trim()).unwrap_or("");
+    // What the sentence says right after the API's name: `rocblas_sscal returns void`.
+    let after_api = p
+        .ident
+        .find_iter(s)
+        .find(|m| m.as_str() == api)
+        .map_or("", |m| &s[m.end()..]);
+    if let Some(c) = p
+        .returns_type
+        .captures(after_api)
+        .filter(|c| c.get(2).is_none())
+    {
+        let said = c[1].to_lowercase();
+        let said = if said == "nothing" {
+            "void".to_string()
+        } else {
+            said
+        };
+        if !decl_returns.is_empty() {
+            *claims += 1;
+            // "returns a float" of rocblas_sdot is loose talk of its result; a value
+            // claimed of a void function, or none of one returning a status, is wrong.
+            let wrong = (said == "void") != (decl_returns == "void");
+            if wrong {
+                return Some(format!(
+                    "the answer says {api} returns {said}; its prototype ({}) returns {decl_returns}",
+                    at(decl)
+                ));
+            }
+        }
+    }
+    if let Some(c) = p.arity.captures(after_api) {
+        let count = match c[1].to_lowercase().as_str() {
+            "one" => Some(1),
+            "two" => Some(2),
+            "three" => Some(3),
+            "four" => Some(4),
+            "five" => Some(5),
+            "six" => Some(6),
+            "seven" => Some(7),
+            "eight" => Some(8),
+            "nine" => Some(9),
+            "ten" => Some(10),
+            "eleven" => Some(11),
+            "twelve" => Some(12),
+            x => x.parse::<usize>().ok(),
+        };
+        if let Some(n) = count {
+            *claims += 1;
+            if n != params.len() {
+                return Some(format!(
+                    "the answer says {api} takes {n} arguments; its prototype ({}) takes {}: {}",
+                    at(decl),
+                    params.len(),
+                    listed()
+                ));
+            }
+        }
+    }
+    for (ty, name) in &params {
+        let Some(m) = p.ident.find_iter(s).find(|m| m.as_str() == *name) else {
+            continue;
+        };
+        let Some(c) = p.param_typed.captures(&s[m.end()..]) else {
+            continue;
+        };
+        let said = &c[1];
+        let (claimed, claimed_ptr) = type_kinds(said);
+        let by_value = said.to_lowercase().contains("value");
+        if claimed.is_empty() && !by_value && !said.to_lowercase().contains("pointer") {
+            continue;
+        }
+        let (has, is_ptr) = type_kinds(ty);
+        *claims += 1;
+        let kind_wrong = !has.is_empty() && claimed.iter().any(|k| !has.contains(k));
+        let ptr_wrong = (by_value && is_ptr) || (claimed_ptr && !is_ptr);
+        if kind_wrong || ptr_wrong {
+            return Some(format!(
+                "the answer says {api}'s {name} is {}; its prototype ({}) declares `{ty} {name}`",
+                said.trim(),
+                at(decl)
+            ));
+        }
+    }
+    None
+}
+
 impl<'a> FactIndex<'a> {
     /// Indexes every API's facts.
     pub fn new(table: &'a FactTable) -> FactIndex<'a> {
@@ -947,6 +1382,12 @@ impl<'a> FactIndex<'a> {
                 .apis
                 .iter()
                 .map(|(a, f)| (a.as_str(), Known::new(f)))
+                .collect(),
+            param_names: table
+                .apis
+                .values()
+                .filter_map(prototype)
+                .flat_map(|(_, ps)| ps.into_iter().map(|(_, n)| n.to_string()))
                 .collect(),
         }
     }
@@ -978,7 +1419,10 @@ pub fn check(answer: &str, apis: &[String], index: &FactIndex) -> Option<Verdict
             .or_else(|| launch_conditions(s, apis, table, &known, &mut v.claims))
             .or_else(|| launch_architectures(s, apis, table, &known, &mut v.claims))
             .or_else(|| launch_enum_values(s, apis, table, &known, &mut v.claims))
-            .or_else(|| device_use(s, &facts_of, table, &mut v.claims));
+            .or_else(|| device_use(s, &facts_of, table, &mut v.claims))
+            .or_else(|| host_sync(s, &facts_of, &mut v.claims))
+            .or_else(|| streams(s, &facts_of, &mut v.claims))
+            .or_else(|| parameters(s, table, &index.param_names, &mut v.claims));
         // The numbers of a sentence that denies something are not claims.
         let found = if patterns().denial.is_match(s) {
             found
@@ -988,6 +1432,7 @@ pub fn check(answer: &str, apis: &[String], index: &FactIndex) -> Option<Verdict
                 .or_else(|| block_sizes(s, &known, &mut v.claims))
                 .or_else(|| shared_sizes(s, &known, &mut v.claims))
                 .or_else(|| statuses(s, &known, &mut v.claims))
+                .or_else(|| hardware_limits(s, &mut v.claims))
         };
         if found.is_some() && v.contradiction.is_none() {
             v.contradiction = found;
@@ -1463,7 +1908,158 @@ mod tests {
              returns lib_status_invalid_pointer.",
         );
         assert_eq!(v.contradiction, None);
-        assert_eq!(v.claims, 6, "{v:?}");
+        // The kernel, NB, the block size (against the launch and against the
+        // hardware's limit), the LDS size and the two statuses.
+        assert_eq!(v.claims, 7, "{v:?}");
+    }
+
+    /// The fixture with a prototype, the launch's stream and, when `sync`, a host wait.
+    fn host_table(sync: bool) -> FactTable {
+        let mut t = table();
+        let api = t.apis.get_mut("lib_sscal").unwrap();
+        api.facts[0]
+            .values
+            .insert("stream".into(), "handle->get_stream()".into());
+        api.facts.push(fact(
+            FactKind::Declaration,
+            "lib_sscal",
+            7,
+            &[
+                (
+                    "params",
+                    "lib_handle handle | int n | const float* alpha | float* x | int incx",
+                ),
+                ("returns", "lib_status"),
+            ],
+        ));
+        api.facts.push(fact(
+            FactKind::RuntimeCall,
+            if sync {
+                "hipStreamSynchronize"
+            } else {
+                "hipMemsetAsync"
+            },
+            60,
+            &[],
+        ));
+        t
+    }
+
+    #[test]
+    fn host_waits_streams_and_prototypes_are_judged() {
+        let judge = |t: &FactTable, answer: &str| {
+            check(answer, &["lib_sscal".to_string()], &FactIndex::new(t)).unwrap()
+        };
+        let t = host_table(false);
+        for (wrong, names) in [
+            ("After the launch lib_sscal calls hipDeviceSynchronize.", "calls only hipMemsetAsync"),
+            ("lib_sscal blocks until the kernel has scaled x.", "waits for the GPU"),
+            ("The kernels of lib_sscal run on the default stream.", "handle->get_stream()"),
+            ("lib_scal_kernel is queued on the null stream, not on the handle's stream, so it serializes.", "src/scal.hpp:40"),
+            ("lib_sscal takes alpha as a double passed by value.", "const float* alpha"),
+            ("lib_sscal takes x as an integer.", "float* x"),
+            ("lib_sscal takes a handle, n, alpha, x, incx and a batch_count argument.", "int incx"),
+            ("lib_sscal returns void once the kernel is queued.", "returns lib_status"),
+            ("lib_sscal takes six arguments.", "takes 5"),
+            ("For host alpha lib_sscal copies it to the device with hipMemcpy.", "calls only hipMemsetAsync"),
+        ] {
+            let why = judge(&t, wrong)
+                .contradiction
+                .unwrap_or_else(|| panic!("kept: {wrong}"));
+            assert!(why.contains(names), "{wrong}: {why}");
+        }
+        for right in [
+            "lib_sscal does not synchronize: it queues the kernel and returns.",
+            "The caller must call hipStreamSynchronize before reading x on the host.",
+            "Its kernels run on handle->get_stream(), the default stream unless lib_set_stream was called.",
+            "lib_sscal takes alpha as a pointer to a float and x as a float pointer.",
+            "lib_sscal takes the handle, n, alpha, x and incx; incx is an int.",
+            "lib_sscal forwards n to the launcher, which has a batch_count argument set to 1.",
+            "lib_sscal takes five arguments and returns a lib_status.",
+            "lib_sscal clears the result with hipMemset first.",
+        ] {
+            assert_eq!(judge(&t, right).contradiction, None, "{right}");
+        }
+        // The wait is there when the code makes it.
+        let t = host_table(true);
+        for right in [
+            "lib_sscal calls hipStreamSynchronize after the launch.",
+            "lib_sscal blocks until the kernel has scaled x.",
+        ] {
+            let v = judge(&t, right);
+            assert_eq!(v.contradiction, None, "{right}");
+            assert!(v.claims >= 1, "{right}");
+        }
+    }
+
+    #[test]
+    fn a_batched_prototype_reads_its_arrays_of_pointers() {
+        let mut t = host_table(false);
+        let decl = t
+            .apis
+            .get_mut("lib_sscal")
+            .unwrap()
+            .facts
+            .iter_mut()
+            .find(|f| f.kind == FactKind::Declaration)
+            .unwrap();
+        decl.values.insert(
+            "params".into(),
+            "lib_handle handle | int n | const float* alpha | float* const x[] | int incx".into(),
+        );
+        let (_, params) = prototype(&t.apis["lib_sscal"]).unwrap();
+        assert_eq!(params[3], ("float* const[]".to_string(), "x"));
+        let judge = |answer: &str| {
+            check(answer, &["lib_sscal".to_string()], &FactIndex::new(&t))
+                .unwrap()
+                .contradiction
+        };
+        for right in [
+            "lib_sscal takes x as an array of pointers to float, one per batch instance.",
+            "lib_sscal takes x as a double pointer.",
+        ] {
+            assert_eq!(judge(right), None, "{right}");
+        }
+        assert!(judge("lib_sscal takes x as a float passed by value.").is_some());
+    }
+
+    #[test]
+    fn reasons_and_hedges_after_a_claim_do_not_hide_it() {
+        // "may" hedges the reason, not the claim.
+        let why = judge("lib_scal_kernel updates x with atomicAdd because several threads may write one element.")
+            .contradiction
+            .expect("no atomics in the device code");
+        assert!(why.contains("atomics"), "{why}");
+        // A launch chosen under a condition, the reason after it aside.
+        let mut t = table();
+        t.apis.get_mut("lib_sscal").unwrap().facts[0].conditions = vec!["incx == 1".into()];
+        let v = check(
+            "The launcher picks lib_scal_kernel when incx == 2, so each thread takes every other element.",
+            &["lib_sscal".to_string()],
+            &FactIndex::new(&t),
+        )
+        .unwrap();
+        assert!(v.contradiction.is_some(), "{v:?}");
+        // A hedge on the claim itself still keeps it from being judged.
+        assert_eq!(
+            judge("lib_scal_kernel may use atomicAdd when several threads write one element.")
+                .contradiction,
+            None
+        );
+    }
+
+    #[test]
+    fn more_threads_per_block_than_any_gpu_runs_is_a_contradiction() {
+        for wrong in [
+            "A block of lib_scal_kernel can have up to 2048 threads.",
+            "It runs 4096 threads per block.",
+        ] {
+            assert!(judge(wrong).contradiction.is_some(), "{wrong}");
+        }
+        assert_eq!(
+            judge("Blocks hold at most 1024 threads on AMD GPUs.").contradiction,
+            None
+        );
     }
 
     #[test]
