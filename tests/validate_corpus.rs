@@ -631,6 +631,19 @@ fn claims(good: &[Entry], next: &mut dyn FnMut(usize) -> Entry, out: &mut Vec<De
     push(12, "The kernel is declared with ROCBLAS_KERNEL(DIM_X), which expands to static __global__ __launch_bounds__((DIM_X)) void, so a block can have up to 2048 threads.", Some("contradicts-code"));
     push(13, "The batches go in the grid's y dimension: `int batches = handle->getBatchGridDim((int)batch_count);` and blockIdx.y selects the instance.", Some("builtin-not-in-kernel"));
     push(2, "The product is formed as `Tex res = (Tex)x[tid * incx] * alpha;`, converting to Tex before the multiply.", Some("quote-not-in-slice"));
+    // What a function is, the release, a web address from memory.
+    push(
+        0,
+        "rocblas_scal_kernel is a __device__ function called by the launcher for each element.",
+        Some("contradicts-code"),
+    );
+    push(
+        0,
+        "rocblas_scal_kernel is a host function that loops over x on the CPU.",
+        Some("contradicts-code"),
+    );
+    push(6, "In rocBLAS 5.5.1, the launcher computes `int  blocks = (n - 1) / NB + 1;` and builds `dim3 grid(blocks, 1, batches);`.", Some("source-pin"));
+    push(0, "See https://rocm.docs.amd.com/projects/rocBLAS/en/latest/scal.html: rocblas_scal_kernel gives each thread one element of x.", Some("quote-not-in-slice"));
     // A chat reply's form.
     push(1, "I hope this helps! It only writes when `alpha != 1 && tid < n` holds, so a unit alpha leaves x untouched. Let me know if you have any other questions.", Some("model-markup"));
     push(

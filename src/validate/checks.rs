@@ -103,6 +103,8 @@ pub enum Reason {
     Ungrounded,
     /// Code quoted as the library's that the slice does not hold.
     QuoteNotInSlice,
+    /// A name given to a library that defines no such name while another one does.
+    WrongLibrary,
     /// An index builtin (`blockIdx.y`) said of a kernel whose code reads it in other
     /// dimensions only.
     BuiltinNotInKernel,
@@ -167,6 +169,7 @@ impl Reason {
             NameOutsideSlice => "name-outside-slice",
             Ungrounded => "ungrounded",
             QuoteNotInSlice => "quote-not-in-slice",
+            WrongLibrary => "wrong-library",
             BuiltinNotInKernel => "builtin-not-in-kernel",
             LaunchBounds => "launch-bounds",
             DivergentBarrier => "divergent-barrier",
@@ -229,6 +232,10 @@ impl From<&Citation> for ClaimedCitation {
 /// What the checks look at: the same fields whichever path it came from.
 #[derive(Debug, Clone)]
 pub struct Candidate<'a> {
+    /// The library the entry is about, and its pinned version.
+    pub lib: &'a str,
+    /// The version.
+    pub version: &'a str,
     /// The question asked.
     pub question: &'a str,
     /// The question asks for HIP code.
@@ -356,6 +363,7 @@ pub const CHECKS: &[(&str, CheckFn)] = &[
     ("citations-resolve", citations_resolve),
     ("files-exist", files_exist),
     ("identifiers-exist", identifiers_exist),
+    ("library-right", libraries_right),
     ("quotes-from-slice", quotes_from_slice),
     ("builtins-in-kernel", builtins_in_kernel),
     ("bug-found", bug_found),
@@ -720,6 +728,15 @@ fn files_exist(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
         return Err((Reason::LineRangeElsewhere, r));
     }
     Ok(Some(String::new()))
+}
+
+fn libraries_right(c: &Candidate, g: &Grounding, _: &mut Found) -> Outcome {
+    use super::grounding::LibraryClaim;
+    match super::grounding::library_claim(c.answer, c.lib, c.version, g.known) {
+        Some(LibraryClaim::Name(why)) => Err((Reason::WrongLibrary, why)),
+        Some(LibraryClaim::Version(why)) => Err((Reason::SourcePin, why)),
+        None => Ok(Some(String::new())),
+    }
 }
 
 fn identifiers_exist(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {

@@ -102,6 +102,7 @@ struct Patterns {
     param_typed: Regex,
     returns_type: Regex,
     arity: Regex,
+    role: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -197,6 +198,11 @@ fn patterns() -> &'static Patterns {
             returns_type: r(
                 r"(?i)^\s*`?\s*returns\s+(?:an?\s+)?(void|nothing|int|integer|float|double|bool)\b\s*([*]|pointer)?",
             ),
+            role: r(concat!(
+                r"(?i)\b([A-Za-z_]\w*)`?\s+is\s+(?:a|an|the)\s+(?:plain\s+|simple\s+|small\s+|separate\s+)?",
+                r"(__global__|__device__|__host__|global|host|cpu|device|gpu)?\s*",
+                r"(kernel|function|helper|routine)\b\s*(\w+)?"
+            )),
             arity: r(r"(?i)^\s*`?\s*(?:takes|has|accepts|expects)\s+(?:exactly\s+)?(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+(?:arguments|parameters|args)\b"),
             param_named: r(concat!(
                 r"(?i)\b(?:takes|has|accepts|receives|expects)\b[^.;]*?\b(?:an?|the|its)\s+(?:extra\s+|additional\s+|separate\s+)?`?([A-Za-z_]\w*)`?\s+(?:argument|parameter)\b",
@@ -1037,6 +1043,69 @@ fn reasoned_claim(s: &str) -> &str {
         .map_or(s, |m| &s[..m.start()])
 }
 
+/// What a function is said to be, against what it is: a kernel the libraries define
+/// called a `__device__` helper or a host function, or an API or a function that
+/// launches kernels called a kernel or device code.
+fn roles(s: &str, apis: &[&ApiFacts], table: &FactTable, claims: &mut usize) -> Option<String> {
+    let p = patterns();
+    if p.denial.is_match(s) {
+        return None;
+    }
+    for c in p.role.captures_iter(s) {
+        let name = &c[1];
+        let qualifier = c
+            .get(2)
+            .map_or(String::new(), |m| m.as_str().to_lowercase());
+        let noun = c[3].to_lowercase();
+        let next = c
+            .get(4)
+            .map_or(String::new(), |m| m.as_str().to_lowercase());
+        if table.kernels.contains(name) {
+            let device_helper =
+                qualifier == "__device__" || (qualifier == "device" && noun == "helper");
+            let host = matches!(qualifier.as_str(), "host" | "__host__" | "cpu");
+            if device_helper || host {
+                *claims += 1;
+                return Some(format!(
+                    "the answer calls {name} a {} {noun}; it is a __global__ kernel the libraries launch",
+                    c.get(2).map_or("", |m| m.as_str())
+                ));
+            }
+            continue;
+        }
+        let launcher = apis
+            .iter()
+            .flat_map(|a| &a.facts)
+            .find(|f| f.kind == FactKind::Launch && f.function == name);
+        let is_api = table.api_names.contains(name);
+        if !(is_api || launcher.is_some()) {
+            continue;
+        }
+        let kernel_word = noun == "kernel"
+            && !matches!(
+                next.as_str(),
+                "launcher" | "launchers" | "wrapper" | "launch" | "driver"
+            );
+        let device = matches!(
+            qualifier.as_str(),
+            "__global__" | "__device__" | "global" | "gpu"
+        ) || (qualifier == "device" && noun != "kernel");
+        if kernel_word || device {
+            *claims += 1;
+            let what = match launcher {
+                Some(f) => format!("host code that launches {} at {}", f.subject, at(f)),
+                None => "a host function of the public API".to_string(),
+            };
+            return Some(format!(
+                "the answer calls {name} a {}{noun}; it is {what}",
+                c.get(2)
+                    .map_or(String::new(), |m| format!("{} ", m.as_str()))
+            ));
+        }
+    }
+    None
+}
+
 /// Whether the APIs' facts reach their launches: only then is a host call their facts
 /// lack known to be absent (an API whose work runs in code the facts do not read, as
 /// Tensile's, is not judged).
@@ -1422,7 +1491,8 @@ pub fn check(answer: &str, apis: &[String], index: &FactIndex) -> Option<Verdict
             .or_else(|| device_use(s, &facts_of, table, &mut v.claims))
             .or_else(|| host_sync(s, &facts_of, &mut v.claims))
             .or_else(|| streams(s, &facts_of, &mut v.claims))
-            .or_else(|| parameters(s, table, &index.param_names, &mut v.claims));
+            .or_else(|| parameters(s, table, &index.param_names, &mut v.claims))
+            .or_else(|| roles(s, &facts_of, table, &mut v.claims));
         // The numbers of a sentence that denies something are not claims.
         let found = if patterns().denial.is_match(s) {
             found

@@ -161,6 +161,8 @@ pub fn check_entry(
     }
     let citations: Vec<ClaimedCitation> = e.citations.iter().map(ClaimedCitation::from).collect();
     let candidate = Candidate {
+        lib: &e.lib,
+        version: &e.version,
         question: &e.question,
         requires_code: crate::model::category_requires_code(&e.category),
         answer: &e.answer,

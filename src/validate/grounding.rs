@@ -31,6 +31,9 @@ pub struct KnownNames {
     defined: HashSet<String>,
     prefixes: Vec<String>,
     files: Vec<String>,
+    /// Per library: the names its index defines (APIs and macros included), to check a
+    /// name against the library it is claimed for.
+    defined_in: std::collections::BTreeMap<String, HashSet<String>>,
 }
 
 impl KnownNames {
@@ -42,14 +45,20 @@ impl KnownNames {
         // Every file the index read is a file of its pinned tree, inside `library/` or
         // not (rocSOLVER's `common/include/` helpers, which facts cite).
         let mut files = Vec::new();
+        let mut defined_in: std::collections::BTreeMap<String, HashSet<String>> =
+            Default::default();
         for idx in indexes {
+            let own = defined_in.entry(idx.lib.clone()).or_default();
             for f in &idx.files {
                 names.extend(f.symbols.iter().map(|s| s.name.clone()));
                 defined.extend(f.symbols.iter().map(|s| s.name.clone()));
                 names.extend(f.macros.iter().map(|m| m.name.clone()));
+                own.extend(f.symbols.iter().map(|s| s.name.clone()));
+                own.extend(f.macros.iter().map(|m| m.name.clone()));
                 files.push(f.path.clone());
             }
             names.extend(idx.api.iter().map(|a| a.name.clone()));
+            own.extend(idx.api.iter().map(|a| a.name.clone()));
         }
         for idx in indexes {
             for a in &idx.api {
@@ -63,6 +72,7 @@ impl KnownNames {
             defined,
             prefixes: prefixes.to_vec(),
             files,
+            defined_in,
         }
     }
 
@@ -454,6 +464,96 @@ pub fn names_something_shown(answer: &str, shown: &str) -> bool {
     })
 }
 
+/// What [`library_claim`] found wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LibraryClaim {
+    /// A name given to a library that does not define it.
+    Name(String),
+    /// Another version of the entry's library.
+    Version(String),
+}
+
+/// A name the answer gives to one library that another one defines and it does not
+/// ("the rocSOLVER kernel `rocblas_scal_kernel`", "`rocblas_scal_kernel` from
+/// rocSOLVER"), judged where both libraries' indexes are read; or the entry's own
+/// library said to be at another version than the one pinned ("in rocBLAS 5.5.1"
+/// of a 6.4.4 entry).
+pub fn library_claim(
+    answer: &str,
+    lib: &str,
+    version: &str,
+    known: &KnownNames,
+) -> Option<LibraryClaim> {
+    static BEFORE: OnceLock<Regex> = OnceLock::new();
+    static AFTER: OnceLock<Regex> = OnceLock::new();
+    static VERSION: OnceLock<Regex> = OnceLock::new();
+    let before = BEFORE.get_or_init(|| {
+        Regex::new(concat!(
+            r"(?i)\b([a-z]+)(?:'s)?\s+(?:own\s+|internal\s+|public\s+|device\s+|host\s+)*",
+            r"(?:kernel|function|helper|routine|template|launcher|api|macro|wrapper)s?\s+`?([A-Za-z_]\w*)"
+        ))
+        .expect("static regex")
+    });
+    let after = AFTER.get_or_init(|| {
+        Regex::new(r"(?i)`?([A-Za-z_]\w*)`?\s+(?:is\s+)?(?:defined\s+|declared\s+)?(?:in|from)\s+(?:the\s+)?([a-z]+)\b(?:\s+(?:library|sources?|code))?([^'\w]|$)")
+            .expect("static regex")
+    });
+    let version_re = VERSION.get_or_init(|| {
+        Regex::new(r"(?i)\b([a-z]+)\s+(?:version\s+)?v?(\d+\.\d+(?:\.\d+)?)\b")
+            .expect("static regex")
+    });
+    let (_, prose) = split_fences(answer);
+    let library = |word: &str| {
+        known
+            .defined_in
+            .keys()
+            .find(|l| l.eq_ignore_ascii_case(word))
+            .cloned()
+    };
+    let claims = before
+        .captures_iter(&prose)
+        .map(|c| (c[1].to_string(), c[2].to_string()))
+        .chain(
+            after
+                .captures_iter(&prose)
+                .map(|c| (c[2].to_string(), c[1].to_string())),
+        );
+    for (word, name) in claims {
+        let Some(claimed) = library(&word) else {
+            continue;
+        };
+        let own = &known.defined_in[&claimed];
+        if own.contains(&name) {
+            continue;
+        }
+        if let Some(other) = known
+            .defined_in
+            .iter()
+            .find(|(l, names)| **l != claimed && names.contains(&name))
+            .map(|(l, _)| l)
+        {
+            return Some(LibraryClaim::Name(format!(
+                "the answer gives {name} to {word}; {other} defines it, {claimed} does not"
+            )));
+        }
+    }
+    for c in version_re.captures_iter(&prose) {
+        if !c[1].eq_ignore_ascii_case(lib) {
+            continue;
+        }
+        let said = &c[2];
+        // `6.4` of a 6.4.4 entry names its release; `6.4.5` or `5.5` does not.
+        let same = version == said || version.starts_with(&format!("{said}."));
+        if !same {
+            return Some(LibraryClaim::Version(format!(
+                "the answer speaks of {} {said}; the entry is about {lib} {version} as pinned",
+                &c[1]
+            )));
+        }
+    }
+    None
+}
+
 /// Files the answer names that no pinned tree has. Sorted, unique.
 pub fn unknown_files(answer: &str, known: &KnownNames) -> Vec<String> {
     let (_, prose) = split_fences(answer);
@@ -833,10 +933,21 @@ fn quote_shaped(span: &str) -> bool {
 }
 
 /// Code the answer quotes as the library's (code spans holding an expression or
-/// statement, fenced blocks not presented as an illustration) that the code shown
-/// does not hold, compared whole (whitespace aside; an ellipsis splits a quote into
+/// statement, fenced blocks not presented as an illustration), or a web address, that
+/// the code shown does not hold, compared whole (whitespace aside; an ellipsis splits a quote into
 /// parts, each compared whole). Returns the first such quote, shortened.
 pub fn foreign_quote(answer: &str, shown: &str) -> Option<String> {
+    static URL: OnceLock<Regex> = OnceLock::new();
+    let url = URL.get_or_init(|| Regex::new(r#"\bhttps?://[^\s)<>\]`'"]+"#).expect("static regex"));
+    // A web address is a quote too: one the code shown does not hold is the model's
+    // memory, unchecked.
+    let (_, prose) = split_fences(answer);
+    if let Some(m) = url
+        .find_iter(&prose)
+        .find(|m| !shown.contains(m.as_str().trim_end_matches(['.', ',', ';', ':'])))
+    {
+        return Some(format!("a web address: {}", m.as_str()));
+    }
     let shown = squash(shown);
     let (fences, prose) = split_fences(answer);
     let mut quotes: Vec<String> = fences
@@ -948,6 +1059,43 @@ mod tests {
             .collect(),
             prefixes: vec!["rocblas_".into()],
             files: vec!["library/src/blas1/rocblas_scal_kernels.hpp".into()],
+            defined_in: [
+                ("rocblas", &["rocblas_scal_kernel", "rocblas_sscal"][..]),
+                ("rocsolver", &["rocsolver_sgetrf", "rocblasCall_gemm"][..]),
+            ]
+            .into_iter()
+            .map(|(l, ns)| (l.to_string(), ns.iter().map(|n| n.to_string()).collect()))
+            .collect(),
+        }
+    }
+
+    #[test]
+    fn a_name_is_checked_in_the_library_it_is_claimed_for() {
+        let k = known();
+        let judge = |a: &str| library_claim(a, "rocblas", "6.4.4", &k);
+        for wrong in [
+            "The rocSOLVER kernel `rocblas_scal_kernel` gives each thread one element.",
+            "rocblas_scal_kernel from rocSOLVER scales x.",
+            "rocBLAS's helper rocblasCall_gemm dispatches the product.",
+        ] {
+            assert!(
+                matches!(judge(wrong), Some(LibraryClaim::Name(_))),
+                "{wrong}"
+            );
+        }
+        assert!(matches!(
+            judge("In rocBLAS 5.5.1 the kernel took its batch from blockIdx.y."),
+            Some(LibraryClaim::Version(_))
+        ));
+        for right in [
+            "The rocBLAS kernel rocblas_scal_kernel gives each thread one element.",
+            "rocsolver_sgetrf calls rocblasCall_gemm from rocSOLVER's own wrappers.",
+            "rocsolver_sgetrf uses rocblas_scal_kernel from rocBLAS.",
+            "In rocBLAS 6.4.4 (and rocBLAS 6.4) the batch comes from blockIdx.z.",
+            // A library this run has not read is not judged.
+            "The hipBLAS function rocblas_scal_kernel is a wrapper.",
+        ] {
+            assert_eq!(judge(right), None, "{right}");
         }
     }
 

@@ -190,6 +190,8 @@ pub fn check_reply(
     let pieces = piece_refs(slice);
     let code = parsed.code.trim();
     let candidate = Candidate {
+        lib: &slice.lib,
+        version: &slice.version,
         question: &q.text,
         requires_code: q.requires_code,
         answer: &parsed.answer,
