@@ -1380,13 +1380,15 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
             .filter(|(_, e)| e.lib == *lib && e.version == *version)
             .flat_map(|(_, e)| e.apis.iter().map(String::as_str))
             .collect();
-        for a in graph.api() {
-            if named.contains(a.name.as_str()) && !facts.apis.contains_key(&a.name) {
-                facts
-                    .apis
-                    .insert(a.name.clone(), reader.read(&graph.interface(a)));
-            }
-        }
+        // Read as `extract` reads them: one API per core.
+        let todo: Vec<&crate::model::ApiFunction> = graph
+            .api()
+            .iter()
+            .filter(|a| named.contains(a.name.as_str()) && !facts.apis.contains_key(&a.name))
+            .collect();
+        facts
+            .apis
+            .extend(crate::extract::read_facts(&todo, &graph, &reader, &refs).apis);
     }
     let known = crate::validate::grounding::KnownNames::from_indexes(&refs, &prefixes)
         .with_trees(&trees)
