@@ -1021,10 +1021,13 @@ fn device_use(
 /// A sentence up to its first clause break after the first word (a semicolon, or a
 /// word that gives a reason or a condition).
 fn main_clause(s: &str) -> &str {
+    up_to_first(s, &patterns().clause_break)
+}
+
+/// `s` up to the first match of `re` after its leading blanks (all of it if none).
+fn up_to_first<'s>(s: &'s str, re: &Regex) -> &'s str {
     let lead = s.len() - s.trim_start().len();
-    patterns()
-        .clause_break
-        .find_iter(s)
+    re.find_iter(s)
         .find(|m| m.start() > lead)
         .map_or(s, |m| &s[..m.start()])
 }
@@ -1037,10 +1040,7 @@ fn reasoned_claim(s: &str) -> &str {
         Regex::new(r"(?i);|\b(because|since|so that|so|which|while|whereas|although|though)\b")
             .expect("static regex")
     });
-    let lead = s.len() - s.trim_start().len();
-    re.find_iter(s)
-        .find(|m| m.start() > lead)
-        .map_or(s, |m| &s[..m.start()])
+    up_to_first(s, re)
 }
 
 /// What a function is said to be, against what it is: a kernel the libraries define
@@ -1106,6 +1106,14 @@ fn roles(s: &str, apis: &[&ApiFacts], table: &FactTable, claims: &mut usize) -> 
     None
 }
 
+/// The facts of one kind of all `apis`.
+fn facts_of_kind<'a>(apis: &[&'a ApiFacts], kind: FactKind) -> Vec<&'a Fact> {
+    apis.iter()
+        .flat_map(|a| &a.facts)
+        .filter(|f| f.kind == kind)
+        .collect()
+}
+
 /// Whether the APIs' facts reach their launches: only then is a host call their facts
 /// lack known to be absent (an API whose work runs in code the facts do not read, as
 /// Tensile's, is not judged).
@@ -1133,11 +1141,7 @@ fn host_sync(s: &str, apis: &[&ApiFacts], claims: &mut usize) -> Option<String> 
     {
         return None;
     }
-    let calls: Vec<&Fact> = apis
-        .iter()
-        .flat_map(|a| &a.facts)
-        .filter(|f| f.kind == FactKind::RuntimeCall)
-        .collect();
+    let calls = facts_of_kind(apis, FactKind::RuntimeCall);
     let holds = |f: &&Fact| match named {
         Some(n) => f.subject.starts_with(n),
         None => {
@@ -1178,11 +1182,7 @@ fn streams(s: &str, apis: &[&ApiFacts], claims: &mut usize) -> Option<String> {
     {
         return None;
     }
-    let launches: Vec<&Fact> = apis
-        .iter()
-        .flat_map(|a| &a.facts)
-        .filter(|f| f.kind == FactKind::Launch)
-        .collect();
+    let launches = facts_of_kind(apis, FactKind::Launch);
     let stream_of = |f: &Fact| f.values.get("stream").map(|v| v.trim().to_string());
     let on_default = |v: &str| matches!(v, "0" | "nullptr" | "NULL" | "hipStreamDefault" | "");
     *claims += 1;
