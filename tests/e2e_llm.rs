@@ -6,6 +6,8 @@
 //! a rerun is served from the cache.
 #![cfg(feature = "real-sources")]
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -132,11 +134,12 @@ fn lines(p: &Path) -> Vec<serde_json::Value> {
 }
 
 fn ids(dir: &Path) -> Vec<String> {
-    // The questions asked: fact entries are written beside them, with no question.
-    let mut v: Vec<String> = lines(&dir.join("entries.jsonl"))
+    // The questions asked: fact entries are written beside them, with no question. Read
+    // while a run may be writing (or was killed mid-line): whole lines only.
+    let mut v: Vec<String> = common::jsonl_written(&dir.join("entries.jsonl"))
         .into_iter()
         .filter(|e| e["generator"] != "facts")
-        .chain(lines(&dir.join("rejects.jsonl")))
+        .chain(common::jsonl_written(&dir.join("rejects.jsonl")))
         .map(|r| r["id"].as_str().unwrap().to_string())
         .collect();
     v.sort();

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{careful_answer, jsonl, project, serve, user_message, Reply, BIN};
+use common::{careful_answer, jsonl, jsonl_written, project, serve, user_message, Reply, BIN};
 
 const ARGS: [&str; 13] = [
     "extract",
@@ -89,10 +89,11 @@ fn planned(root: &std::path::Path) -> Vec<serde_json::Value> {
 
 /// Ids of the records the questions produced (fact entries aside).
 fn answered(out: &std::path::Path) -> Vec<String> {
-    let mut ids: Vec<String> = jsonl(&out.join("entries.jsonl"))
+    // Read while a run may be writing (or was killed mid-line): whole lines only.
+    let mut ids: Vec<String> = jsonl_written(&out.join("entries.jsonl"))
         .iter()
         .filter(|e| e["generator"] == "llm")
-        .chain(jsonl(&out.join("rejects.jsonl")).iter())
+        .chain(jsonl_written(&out.join("rejects.jsonl")).iter())
         .map(|r| r["id"].as_str().unwrap().to_string())
         .collect();
     ids.sort();

@@ -298,6 +298,18 @@ pub fn rocqa_in(root: &Path, args: &[&str], url: Option<&str>) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
 }
 
+/// The whole lines of a JSONL file that a running process may be appending to: a last
+/// line not yet ended by its newline is being written, and is left out.
+pub fn jsonl_written(p: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(p).unwrap_or_default();
+    let whole = text.rfind('\n').map_or("", |k| &text[..k]);
+    whole
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// The lines of a JSONL file as JSON values (none when it is missing).
 pub fn jsonl(p: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(p)
