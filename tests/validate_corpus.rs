@@ -644,6 +644,8 @@ fn claims(good: &[Entry], next: &mut dyn FnMut(usize) -> Entry, out: &mut Vec<De
     );
     push(6, "In rocBLAS 5.5.1, the launcher computes `int  blocks = (n - 1) / NB + 1;` and builds `dim3 grid(blocks, 1, batches);`.", Some("source-pin"));
     push(0, "See https://rocm.docs.amd.com/projects/rocBLAS/en/latest/scal.html: rocblas_scal_kernel gives each thread one element of x.", Some("quote-not-in-slice"));
+    // A variable's type against its declaration (`int64_t  tid` in rocblas_axpy_kernel).
+    push(17, "rocblas_axpy_kernel declares tid as a 32-bit int, so vectors longer than 2^31 elements overflow.", Some("declared-type"));
     // A chat reply's form.
     push(1, "I hope this helps! It only writes when `alpha != 1 && tid < n` holds, so a unit alpha leaves x untouched. Let me know if you have any other questions.", Some("model-markup"));
     push(
@@ -658,7 +660,7 @@ fn claims(good: &[Entry], next: &mut dyn FnMut(usize) -> Entry, out: &mut Vec<De
     // Semantic errors in grounded words that no check reads: counts, arithmetic,
     // pointer modes, the branch a quote belongs to, what a helper does.
     push(7, "rocblas_sscal_2_kernel lets each thread scale four neighbouring elements of x, so the grid needs a quarter of the blocks.", None);
-    push(17, "rocblas_axpy_kernel declares its thread index as a 32-bit int, so vectors longer than 2^31 elements overflow.", None);
+    push(17, "rocblas_axpy_kernel declares its thread index as a 32-bit int, so vectors longer than 2^31 elements overflow.", Some("declared-type"));
     push(5, "In the generic branch the launcher computes the block count as n / NB, a floor division, so a partial block is dropped and the tail of x is never scaled.", None);
     push(9, "With rocblas_pointer_mode_host the launcher passes the device pointer alpha and load_scalar reads it on the GPU.", None);
     push(20, "The launcher uses `int32_t blocks = (n - 1) / (NB * 2) + 1;` for the half-precision path because each thread covers two elements.", None);

@@ -105,6 +105,8 @@ pub enum Reason {
     QuoteNotInSlice,
     /// A name given to a library that defines no such name while another one does.
     WrongLibrary,
+    /// A variable of the code shown said to have another type than it is declared with.
+    DeclaredType,
     /// An index builtin (`blockIdx.y`) said of a kernel whose code reads it in other
     /// dimensions only.
     BuiltinNotInKernel,
@@ -170,6 +172,7 @@ impl Reason {
             Ungrounded => "ungrounded",
             QuoteNotInSlice => "quote-not-in-slice",
             WrongLibrary => "wrong-library",
+            DeclaredType => "declared-type",
             BuiltinNotInKernel => "builtin-not-in-kernel",
             LaunchBounds => "launch-bounds",
             DivergentBarrier => "divergent-barrier",
@@ -366,6 +369,7 @@ pub const CHECKS: &[(&str, CheckFn)] = &[
     ("library-right", libraries_right),
     ("quotes-from-slice", quotes_from_slice),
     ("builtins-in-kernel", builtins_in_kernel),
+    ("declared-type", types_as_declared),
     ("bug-found", bug_found),
     ("contradicts-code", agrees_with_facts),
     // After the fact check, so a kernel of another API is named with the fact it breaks.
@@ -793,6 +797,18 @@ fn shown_pieces<'a>(slice: &'a [PieceRef], texts: &'a [String]) -> Vec<ShownPiec
             text,
         })
         .collect()
+}
+
+fn types_as_declared(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcome {
+    // A find-the-bug prompt shows a changed line, which the answer is about.
+    if c.mutation.is_some() {
+        return Ok(None);
+    }
+    match super::grounding::declared_type_mismatch(c.answer, &shown_pieces(c.slice, &found.pieces))
+    {
+        Some(why) => Err((Reason::DeclaredType, why)),
+        None => Ok(Some(String::new())),
+    }
 }
 
 fn builtins_in_kernel(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcome {

@@ -923,6 +923,119 @@ pub fn builtin_not_in_kernel(
     None
 }
 
+/// The type a sentence gives a variable of the code shown (`tid` "is a 32-bit int",
+/// "declares `tid` as an unsigned int") against its declarations there: every
+/// declaration of it in the pieces the sentence's kernel or function names (all pieces
+/// when it names none) must disagree for the claim to be wrong. Judged are width (32
+/// against 64 bits), signedness, and floating point against integer or float against
+/// double.
+pub fn declared_type_mismatch(answer: &str, shown: &[ShownPiece]) -> Option<String> {
+    static CLAIM: OnceLock<Regex> = OnceLock::new();
+    let claim = CLAIM.get_or_init(|| {
+        Regex::new(concat!(
+            r"(?i)(?:\b(?P<role>(?:its|the)\s+(?:(?:global|linear|flat)\s+)?thread\s+(?:index|id))",
+            r"|`?\b(?P<var>[A-Za-z_]\w*)`?)",
+            r"\s+(?:is\s+(?:declared\s+)?(?:as\s+)?|as\s+)(?:an?\s+)?",
+            r"((?:(?:32|64|16)-bit\s+|signed\s+|unsigned\s+)*)",
+            r"(int|integer|int32_t|int64_t|uint32_t|uint64_t|size_t|long|float|double)\b"
+        ))
+        .expect("static regex")
+    });
+    static DECL: OnceLock<Regex> = OnceLock::new();
+    let decl = DECL.get_or_init(|| {
+        Regex::new(concat!(
+            r"\b((?:const\s+)?(?:unsigned\s+|signed\s+)?",
+            r"(?:int|long|short|size_t|u?int(?:8|16|32|64)_t|rocblas_int|rocblas_stride|float|double|auto|bool))",
+            r"\s+([A-Za-z_]\w*)\s*(?:=|;|,|\[|\)|\{)"
+        ))
+        .expect("static regex")
+    });
+    let (_, prose) = split_fences(answer);
+    for sentence in sentence_end_re().split(&prose) {
+        if hedge_re().is_match(sentence) {
+            continue;
+        }
+        let words: HashSet<&str> = ident_re().find_iter(sentence).map(|m| m.as_str()).collect();
+        let named: Vec<&ShownPiece> = shown.iter().filter(|p| words.contains(p.name)).collect();
+        let pieces: Vec<&ShownPiece> = if named.is_empty() {
+            shown.iter().collect()
+        } else {
+            named
+        };
+        for c in claim.captures_iter(sentence) {
+            // "the thread index" is the variable initialised from `threadIdx`.
+            let role = c.name("role").map(|m| m.as_str());
+            let var = c.name("var").map_or("", |m| m.as_str());
+            let said = format!("{}{}", c.get(3).map_or("", |m| m.as_str()), &c[4]).to_lowercase();
+            let declared: Vec<(String, String)> = pieces
+                .iter()
+                .flat_map(|p| {
+                    decl.captures_iter(p.text)
+                        .filter(|d| match role {
+                            Some(_) => {
+                                let rest = &p.text[d.get(0).map_or(0, |m| m.end())..];
+                                let statement = rest.split(';').next().unwrap_or("");
+                                d[0].ends_with('=') && statement.contains("threadIdx")
+                            }
+                            None => &d[2] == var,
+                        })
+                        .map(|d| (d[1].to_string(), d[2].to_string()))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            if declared.is_empty() || declared.iter().any(|(t, _)| t.contains("auto")) {
+                continue;
+            }
+            if declared.iter().all(|(t, _)| !type_fits(&said, t)) {
+                let (t, name) = &declared[0];
+                return Some(format!(
+                    "the answer says {} is {}; the code shown declares it `{t} {name}`",
+                    role.unwrap_or(var),
+                    said.trim(),
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Does a type said in words (`a 32-bit int`, `unsigned int`, `double`) fit a declared
+/// one (`int64_t`, `uint32_t`, `const rocblas_int`)? Only what the words say is compared.
+fn type_fits(said: &str, declared: &str) -> bool {
+    let d = declared.replace("const", "");
+    let d = d.trim();
+    let float = matches!(d, "float" | "double");
+    let bits: Option<u32> = match d {
+        "int" | "int32_t" | "uint32_t" | "unsigned int" | "signed int" | "unsigned"
+        | "rocblas_int" | "float" => Some(32),
+        "int64_t" | "uint64_t" | "size_t" | "long" | "unsigned long" | "rocblas_stride"
+        | "double" => Some(64),
+        "int16_t" | "uint16_t" | "short" => Some(16),
+        _ => None,
+    };
+    let unsigned = d.starts_with("uint") || d.starts_with("unsigned") || d == "size_t";
+    let said_float = said.contains("float") || said.contains("double");
+    if said_float != float {
+        return false;
+    }
+    if float {
+        return (said.contains("double") && d == "double")
+            || (said.contains("float") && d == "float");
+    }
+    let said_bits = ["16", "32", "64"]
+        .iter()
+        .find(|b| said.contains(&format!("{b}-bit")) || said.contains(&format!("int{b}_t")))
+        .and_then(|b| b.parse::<u32>().ok());
+    if let (Some(a), Some(b)) = (said_bits, bits) {
+        if a != b {
+            return false;
+        }
+    }
+    let said_unsigned = said.contains("unsigned") || said.contains("uint");
+    let said_signed = said.contains("signed") && !said_unsigned;
+    !(said_unsigned && !unsigned || said_signed && unsigned)
+}
+
 /// Does a code span hold code (an expression or statement) rather than a name?
 fn quote_shaped(span: &str) -> bool {
     let s = span.trim();
@@ -1066,6 +1179,35 @@ mod tests {
             .into_iter()
             .map(|(l, ns)| (l.to_string(), ns.iter().map(|n| n.to_string()).collect()))
             .collect(),
+        }
+    }
+
+    #[test]
+    fn a_variable_said_to_have_another_type_than_declared_is_found() {
+        let kernel = "    uint32_t tid   = blockIdx.x * DIM_X + threadIdx.x;\n    int64_t  off = tid * int64_t(incx);\n    double acc = 0;\n";
+        let shown = [ShownPiece {
+            file: "a.hpp",
+            name: "scal_kernel",
+            start: 1,
+            end: 3,
+            text: kernel,
+        }];
+        for wrong in [
+            "In scal_kernel `tid` is a 64-bit int.",
+            "off is declared as a 32-bit integer, so large strides overflow.",
+            "The kernel keeps acc as a float.",
+            "tid is a signed int.",
+            "The kernel declares its thread index as a 64-bit int.",
+        ] {
+            assert!(declared_type_mismatch(wrong, &shown).is_some(), "{wrong}");
+        }
+        for right in [
+            "tid is a 32-bit unsigned int and off is an int64_t.",
+            "acc is a double; n is a 64-bit int (n is not declared here).",
+            "tid may be a 64-bit int on other paths.",
+            "The global thread index is a 32-bit unsigned int.",
+        ] {
+            assert_eq!(declared_type_mismatch(right, &shown), None, "{right}");
         }
     }
 
