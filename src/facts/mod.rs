@@ -16,6 +16,7 @@
 pub mod bind;
 pub mod code;
 pub mod eval;
+mod grid;
 pub mod qa;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -797,11 +798,25 @@ impl<'a> FactReader<'a> {
         v.insert("block".into(), resolve(&la.block));
         // Threads per block, when every dimension has a value: what a claimed block
         // size is compared with.
-        if let Some(dims) = block_dims(&la.block, body_before, pv) {
+        let block = block_dims(&la.block, body_before, pv);
+        if let Some(dims) = &block {
             let threads: i64 = dims.iter().product();
             let shown: Vec<String> = dims.iter().map(i64::to_string).collect();
             v.insert("block_dims".into(), shown.join(", "));
             v.insert("block_threads".into(), threads.to_string());
+        }
+        // How the grid is counted: what a claimed rounding or work per thread is
+        // compared with.
+        let grid = grid::grid_dims(&la.grid, body_before, pv);
+        let rounding: Vec<String> = grid
+            .iter()
+            .filter_map(|d| d.rounding.map(|r| format!("{}: {}", d.axis, r.label())))
+            .collect();
+        if !rounding.is_empty() {
+            v.insert("grid_rounding".into(), rounding.join(", "));
+        }
+        if let Some(x) = grid.first().filter(|x| x.text.contains('=')) {
+            v.insert("grid_x".into(), x.text.clone());
         }
         let lds = tidy(&la.lds);
         let lds_v = eval_int(&substitute(&lds, pv))
@@ -823,6 +838,11 @@ impl<'a> FactReader<'a> {
         // The kernel's own parameters, as this launch sets them.
         let mut kv = ParamValues::new();
         if let Some((kt, kb)) = self.code.body(to) {
+            let kernel = &kt.s[kb.open..kb.close.min(kt.s.len())];
+            if let Some((e, of)) = grid::elements_per_thread(&grid, block.as_deref(), kernel) {
+                v.insert("elements_per_thread".into(), e.to_string());
+                v.insert("elements_of".into(), of);
+            }
             let name_at = kt.s[..kb.open]
                 .rfind(&to.name)
                 .unwrap_or(kt.offset(to.start_line));

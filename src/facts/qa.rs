@@ -794,17 +794,48 @@ fn launch_config(f: &Fact) -> Option<String> {
         "grid {}, block {}, dynamic LDS {lds}{}.",
         launch_arg(slot(f, "grid")?),
         launch_arg(slot(f, "block")?),
-        when(f)
+        when(f),
     ))
+}
+
+/// How a launch counts its grid: `the block count rounds up in x (`blocks = (n - 1) /
+/// (NB * 2) + 1`), so each thread covers 2 elements.`
+fn grid_count(f: &Fact) -> Option<String> {
+    let rounding = slot(f, "grid_rounding")?;
+    let mut by_way: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (axis, way) in rounding.split(", ").filter_map(|d| d.split_once(": ")) {
+        match by_way.iter_mut().find(|(w, _)| *w == way) {
+            Some((_, axes)) => axes.push(axis),
+            None => by_way.push((way, vec![axis])),
+        }
+    }
+    let ways: Vec<String> = by_way
+        .iter()
+        .map(|(way, axes)| format!("{way} in {}", axes.join(" and ")))
+        .collect();
+    let mut out = format!("the block count rounds {}", ways.join(" and "));
+    if let Some(x) = slot(f, "grid_x") {
+        out.push_str(&format!(" ({})", code(x)));
+    }
+    let of = slot(f, "elements_of").map(code).unwrap_or_default();
+    match slot(f, "elements_per_thread") {
+        Some("1") => out.push_str(&format!(", so each thread covers one element (of {of}).")),
+        Some(e) => out.push_str(&format!(", so each thread covers {e} elements (of {of}).")),
+        None => out.push('.'),
+    }
+    Some(out)
 }
 
 /// One sentence per distinct launch configuration, naming every site that passes it:
 /// twelve `rocblasCall_gemm` sites launching with the same grid, block and LDS are one
 /// line, not twelve that say the same.
-fn launch_config_sentences<'a>(facts: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
+fn launch_config_sentences<'a>(
+    facts: &[&'a Fact],
+    say: fn(&Fact) -> Option<String>,
+) -> Vec<(String, Vec<&'a Fact>)> {
     let mut groups: Vec<(String, Vec<&'a Fact>)> = Vec::new();
     for f in facts {
-        let Some(config) = launch_config(f) else {
+        let Some(config) = say(f) else {
             tracing::debug!(at = %at(f), "A launch with an empty value is left out of its answer.");
             continue;
         };
@@ -853,7 +884,9 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             // First, so a long list of sites never crowds it out.
             stated.extend(statement(b).map(|l| (l, vec![b])));
         }
-        stated.extend(launch_config_sentences(&facts));
+        stated.extend(launch_config_sentences(&facts, launch_config));
+        // How the grid is counted, once per distinct way.
+        stated.extend(launch_config_sentences(&facts, grid_count));
         out.extend(stated_unit(&LAUNCH_CONFIG, k, stated));
     }
     let device = kinds(

@@ -103,6 +103,10 @@ struct Patterns {
     returns_type: Regex,
     arity: Regex,
     role: Regex,
+    per_thread: Regex,
+    rounds_down: Regex,
+    rounds_up: Regex,
+    block_count: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -203,6 +207,22 @@ fn patterns() -> &'static Patterns {
                 r"(__global__|__device__|__host__|global|host|cpu|device|gpu)?\s*",
                 r"(kernel|function|helper|routine)\b\s*(\w+)?"
             )),
+            per_thread: r(concat!(
+                r"(?i)\beach\s+thread\b[^.;]{0,60}?\b(one|a single|two|three|four|eight|sixteen|\d+)",
+                r"\s+(?:\w+\s+){0,2}?elements?\b",
+                r"|\b(one|two|three|four|eight|sixteen|\d+)\s+(?:\w+\s+){0,2}?elements?",
+                r"\s+(?:per|for each|in each|to each)\s+thread\b",
+                r"|\b(one)\s+thread\s+per\s+element\b"
+            )),
+            rounds_down: r(concat!(
+                r"(?i)\bfloor(?:ed)?\b|\brounds?\s+down\b|\brounded\s+down\b|\brounding\s+down\b",
+                r"|\btruncat\w+\b"
+            )),
+            rounds_up: r(concat!(
+                r"(?i)\bceil(?:ing)?\b|\brounds?\s+up\b|\brounded\s+up\b|\brounding\s+up\b",
+                r"|\bround-up\b"
+            )),
+            block_count: r(r"(?i)\b(blocks?|grid|workgroups?|work-groups?)\b"),
             arity: r(r"(?i)^\s*`?\s*(?:takes|has|accepts|expects)\s+(?:exactly\s+)?(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+(?:arguments|parameters|args)\b"),
             param_named: r(concat!(
                 r"(?i)\b(?:takes|has|accepts|receives|expects)\b[^.;]*?\b(?:an?|the|its)\s+(?:extra\s+|additional\s+|separate\s+)?`?([A-Za-z_]\w*)`?\s+(?:argument|parameter)\b",
@@ -1504,6 +1524,16 @@ pub fn check(answer: &str, apis: &[String], index: &FactIndex) -> Option<Verdict
                 .or_else(|| statuses(s, &known, &mut v.claims))
                 .or_else(|| hardware_limits(s, &mut v.claims))
         };
+        // How the grid is counted, judged on the claim before its reason ("..., so the
+        // tail is never scaled" denies nothing of the claim).
+        let claim = reasoned_claim(s);
+        let found = if patterns().denial.is_match(claim) {
+            found
+        } else {
+            found
+                .or_else(|| work_per_thread(claim, &known, &mut v.claims))
+                .or_else(|| grid_rounding(claim, &known, &mut v.claims))
+        };
         if found.is_some() && v.contradiction.is_none() {
             v.contradiction = found;
         }
@@ -1621,6 +1651,99 @@ fn block_sizes(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
         }
     }
     None
+}
+
+/// The launches a sentence is about: those of the launched kernels it names, or every
+/// launch of its APIs when it names none.
+fn launches_named<'a>(s: &str, k: &Known<'a>) -> Vec<&'a Fact> {
+    let named: Vec<&Fact> = patterns()
+        .ident
+        .find_iter(s)
+        .filter_map(|m| k.launched.get(m.as_str()))
+        .flatten()
+        .copied()
+        .collect();
+    if named.is_empty() {
+        k.launched.values().flatten().copied().collect()
+    } else {
+        named
+    }
+}
+
+fn number_word(w: &str) -> Option<i64> {
+    Some(match w.to_lowercase().as_str() {
+        "one" | "a single" => 1,
+        "two" => 2,
+        "three" => 3,
+        "four" => 4,
+        "eight" => 8,
+        "sixteen" => 16,
+        n => n.parse().ok()?,
+    })
+}
+
+/// "Each thread scales four elements" against the elements per thread the launch's
+/// grid and block give (`(n - 1) / (NB * 2) + 1` blocks of `NB` threads: two). Every
+/// launch the sentence is about must give one.
+fn work_per_thread(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
+    let c = patterns().per_thread.captures(s)?;
+    let said = (1..=3)
+        .find_map(|i| c.get(i))
+        .and_then(|m| number_word(m.as_str()))?;
+    let launches = launches_named(s, k);
+    let per: Vec<i64> = launches
+        .iter()
+        .map(|f| f.values.get("elements_per_thread")?.parse().ok())
+        .collect::<Option<_>>()?;
+    *claims += 1;
+    if per.is_empty() || per.contains(&said) {
+        return None;
+    }
+    let f = launches[0];
+    Some(format!(
+        "the answer says each thread of {} covers {said} element(s); its launch at {} gives {} ({} blocks of {} threads)",
+        f.subject,
+        at(f),
+        per[0],
+        f.values.get("grid_x").map(String::as_str).unwrap_or("the grid's x"),
+        f.values.get("block_threads").map(String::as_str).unwrap_or("?"),
+    ))
+}
+
+/// "The block count is a floor division" against how the launches' grids divide:
+/// judged when every launch the sentence is about divides, all one way.
+fn grid_rounding(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
+    let p = patterns();
+    if !p.block_count.is_match(s) {
+        return None;
+    }
+    let (down, up) = (p.rounds_down.is_match(s), p.rounds_up.is_match(s));
+    if down == up {
+        return None;
+    }
+    let launches = launches_named(s, k);
+    let mut ways = BTreeSet::new();
+    for f in &launches {
+        let r = f.values.get("grid_rounding")?;
+        ways.extend(
+            r.split(", ")
+                .filter_map(|d| d.split_once(": "))
+                .map(|(_, w)| w),
+        );
+    }
+    *claims += 1;
+    let said = if down { "down" } else { "up" };
+    if ways.len() != 1 || ways.contains(said) {
+        return None;
+    }
+    let f = launches[0];
+    Some(format!(
+        "the answer says the block count of {} rounds {said}; the launch at {} computes {}, rounding {}",
+        f.subject,
+        at(f),
+        f.values.get("grid_x").or(f.values.get("grid")).map(String::as_str).unwrap_or(""),
+        ways.iter().next().copied().unwrap_or(""),
+    ))
 }
 
 fn shared_sizes(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
@@ -1851,6 +1974,41 @@ mod tests {
     fn judge(answer: &str) -> Verdict {
         let t = table();
         check(answer, &["lib_sscal".to_string()], &FactIndex::new(&t)).expect("the API has facts")
+    }
+
+    #[test]
+    fn work_per_thread_and_the_rounding_of_the_block_count_are_judged() {
+        let mut t = table();
+        let api = t.apis.get_mut("lib_sscal").unwrap();
+        for (k, v) in [
+            ("grid_x", "blocks = (n - 1) / (NB * 2) + 1"),
+            ("grid_rounding", "x: up"),
+            ("elements_per_thread", "2"),
+            ("elements_of", "n"),
+        ] {
+            api.facts[0].values.insert(k.into(), v.into());
+        }
+        let judge =
+            |answer: &str| check(answer, &["lib_sscal".to_string()], &FactIndex::new(&t)).unwrap();
+        for wrong in [
+            "lib_scal_kernel lets each thread scale four neighbouring elements of x.",
+            "Each thread handles one element.",
+            "The launcher computes the block count as n / NB, a floor division, so the tail is never scaled.",
+            "The grid size is rounded down to whole blocks.",
+        ] {
+            let v = judge(wrong);
+            assert!(v.contradiction.is_some(), "{wrong}");
+        }
+        for right in [
+            "lib_scal_kernel gives each thread two elements, so the grid needs half the blocks.",
+            "The block count is a ceiling division: a partial last block still runs.",
+            "2 elements per thread; the number of blocks rounds up.",
+            "Each thread does not handle four elements.",
+        ] {
+            let v = judge(right);
+            assert_eq!(v.contradiction, None, "{right}");
+        }
+        assert!(judge("Each thread handles two elements; the block count rounds up.").claims >= 2);
     }
 
     #[test]
