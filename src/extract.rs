@@ -494,6 +494,17 @@ pub fn read_facts(
     t
 }
 
+/// The APIs whose code may launch `kernel`: those of each family whose name the
+/// kernel's carries (`rocblas_axpy_kernel`, `rocblas_saxpy_2_kernel`: `axpy`;
+/// `getf2_small_kernel`: `getf2`). A claim about a kernel is judged by the device code
+/// of an API that launches it, and a file of entries may name kernels none of its own
+/// APIs launches; reading the facts of these finds one without reading the library.
+pub fn possible_launchers<'a>(kernel: &str, apis: &'a [ApiFunction]) -> Vec<&'a ApiFunction> {
+    apis.iter()
+        .filter(|a| a.family.len() >= 3 && kernel.contains(a.family.as_str()))
+        .collect()
+}
+
 /// Renders, validates and writes the fact entries of a run: every entry passes the
 /// same checks as LLM entries ([`crate::validate::file::check_entry`], the fact check
 /// included) and is not a near-duplicate of one kept; the report names every in-scope
