@@ -677,7 +677,7 @@ fn claims(good: &[Entry], next: &mut dyn FnMut(usize) -> Entry, out: &mut Vec<De
     push(
         6,
         "rocblas_sscal launches rocblas_sscal_2_kernel for double precision with unit stride.",
-        None,
+        Some("contradicts-code"),
     );
     // Code that compiles and cannot run as written.
     let answer = |k: usize| {

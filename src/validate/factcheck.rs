@@ -107,6 +107,7 @@ struct Patterns {
     rounds_down: Regex,
     rounds_up: Regex,
     block_count: Regex,
+    precision_claim: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -223,6 +224,11 @@ fn patterns() -> &'static Patterns {
                 r"|\bround-up\b"
             )),
             block_count: r(r"(?i)\b(blocks?|grid|workgroups?|work-groups?)\b"),
+            precision_claim: r(concat!(
+                r"(?i)\b(?:for|in|on)\s+(?:the\s+)?((?:complex\s+)?(?:single|double|half|bfloat16|float)",
+                r"(?:\s+complex)?|complex)[- ](?:precision|data|inputs?|vectors?|matrices|values",
+                r"|types?|arguments|elements|path|case|variant|version)\b"
+            )),
             arity: r(r"(?i)^\s*`?\s*(?:takes|has|accepts|expects)\s+(?:exactly\s+)?(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+(?:arguments|parameters|args)\b"),
             param_named: r(concat!(
                 r"(?i)\b(?:takes|has|accepts|receives|expects)\b[^.;]*?\b(?:an?|the|its)\s+(?:extra\s+|additional\s+|separate\s+)?`?([A-Za-z_]\w*)`?\s+(?:argument|parameter)\b",
@@ -1250,6 +1256,63 @@ fn hardware_limits(s: &str, claims: &mut usize) -> Option<String> {
     None
 }
 
+/// A precision a sentence gives one API ("rocblas_sscal launches ... for double
+/// precision") against the scalar types of its prototype (`const float* alpha`,
+/// `float* x`): judged when the prototype has such types (not a `_ex` API's `void*`).
+fn precisions(
+    s: &str,
+    apis: &[&ApiFacts],
+    table: &FactTable,
+    claims: &mut usize,
+) -> Option<String> {
+    const PRECISE: [&str; 4] = ["float", "double", "half", "complex"];
+    let p = patterns();
+    let c = p.precision_claim.captures(s)?;
+    if p.negation.is_match(main_clause(s)) {
+        return None;
+    }
+    let words: BTreeSet<&str> = p.ident.find_iter(s).map(|m| m.as_str()).collect();
+    if words
+        .iter()
+        .any(|w| table.api_names.contains(*w) && !apis.iter().any(|a| a.api == *w))
+    {
+        return None;
+    }
+    let named: Vec<&&ApiFacts> = apis
+        .iter()
+        .filter(|a| words.contains(a.api.as_str()))
+        .collect();
+    let [api] = named[..] else {
+        return None;
+    };
+    let (decl, params) = prototype(api)?;
+    let have: BTreeSet<&str> = params
+        .iter()
+        .flat_map(|(t, _)| type_kinds(t).0)
+        .filter(|k| PRECISE.contains(k))
+        .collect();
+    let said: BTreeSet<&str> = type_kinds(&c[1])
+        .0
+        .into_iter()
+        .filter(|k| PRECISE.contains(k))
+        .collect();
+    if have.is_empty() || said.is_empty() {
+        return None;
+    }
+    *claims += 1;
+    if said.is_subset(&have) {
+        return None;
+    }
+    let types: Vec<&str> = params.iter().map(|(t, _)| t.as_str()).collect();
+    Some(format!(
+        "the answer gives {} {} precision; its prototype ({}) takes {}",
+        api.api,
+        c[1].to_lowercase(),
+        at(decl),
+        types.join(", ")
+    ))
+}
+
 /// The parameters of an API's prototype, `(type, name)`, from its declaration fact.
 fn prototype(api: &ApiFacts) -> Option<(&Fact, Vec<(String, &str)>)> {
     let f = api.facts.iter().find(|f| f.kind == FactKind::Declaration)?;
@@ -1512,7 +1575,8 @@ pub fn check(answer: &str, apis: &[String], index: &FactIndex) -> Option<Verdict
             .or_else(|| host_sync(s, &facts_of, &mut v.claims))
             .or_else(|| streams(s, &facts_of, &mut v.claims))
             .or_else(|| parameters(s, table, &index.param_names, &mut v.claims))
-            .or_else(|| roles(s, &facts_of, table, &mut v.claims));
+            .or_else(|| roles(s, &facts_of, table, &mut v.claims))
+            .or_else(|| precisions(s, &facts_of, table, &mut v.claims));
         // The numbers of a sentence that denies something are not claims.
         let found = if patterns().denial.is_match(s) {
             found
@@ -2218,6 +2282,32 @@ mod tests {
             assert_eq!(v.contradiction, None, "{right}");
             assert!(v.claims >= 1, "{right}");
         }
+    }
+
+    #[test]
+    fn a_precision_given_to_an_api_is_judged_by_its_prototype() {
+        let t = host_table(false);
+        let judge =
+            |answer: &str| check(answer, &["lib_sscal".to_string()], &FactIndex::new(&t)).unwrap();
+        for wrong in [
+            "lib_sscal launches lib_scal_kernel for double precision with unit stride.",
+            "lib_sscal is the entry point for complex data.",
+        ] {
+            assert!(judge(wrong).contradiction.is_some(), "{wrong}");
+        }
+        for right in [
+            "lib_sscal launches lib_scal_kernel for single precision.",
+            "lib_sscal runs on float vectors.",
+            "lib_sscal is not meant for double precision.",
+            // Another API named: the precision may be its.
+            "lib_sscal scales floats and lib_saxpy is used for double precision.",
+        ] {
+            assert_eq!(judge(right).contradiction, None, "{right}");
+        }
+        assert_eq!(
+            judge("lib_sscal works for single precision data.").claims,
+            1
+        );
     }
 
     #[test]
