@@ -947,6 +947,10 @@ pub enum FactKind {
     Atomic,
     /// Wavefront intrinsics (shuffles, ballots, DPP, swizzles) in device code.
     Wavefront,
+    /// Memory reached another way than plain global or LDS accesses in device code:
+    /// `__constant__` variables, `__ldg` read-only loads, texture fetches, nontemporal
+    /// builtins.
+    MemoryPath,
     /// An argument check: a condition and the error status it returns.
     ArgCheck,
     /// A quick return: a condition under which the function returns success early.
@@ -989,6 +993,7 @@ impl FactKind {
             FactKind::Barrier => "barrier",
             FactKind::Atomic => "atomic",
             FactKind::Wavefront => "wavefront",
+            FactKind::MemoryPath => "memory-path",
             FactKind::ArgCheck => "arg-check",
             FactKind::QuickReturn => "quick-return",
             FactKind::PointerMode => "pointer-mode",

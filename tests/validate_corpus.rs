@@ -672,7 +672,7 @@ fn claims(good: &[Entry], next: &mut dyn FnMut(usize) -> Entry, out: &mut Vec<De
     push(
         0,
         "rocblas_scal_kernel reads x through __ldg and caches alpha in constant memory.",
-        None,
+        Some("contradicts-code"),
     );
     push(
         6,

@@ -209,6 +209,8 @@ struct Detectors {
     barrier: Regex,
     atomic: Regex,
     wavefront: Regex,
+    memory_path: Regex,
+    constant_var: Regex,
     launch_bounds: Regex,
     runtime: Regex,
     memcpy_kind: Regex,
@@ -230,6 +232,8 @@ fn detectors() -> &'static Detectors {
             barrier: r(r"\b(__syncthreads|__threadfence\w*|__syncwarp|__builtin_amdgcn_s_barrier|__builtin_amdgcn_fence)\s*\("),
             atomic: r(r"\b(atomic[A-Z]\w*|__hip_atomic\w*|__atomic_\w+|rocblas_atomic\w*)\s*\("),
             wavefront: r(r"\b(__shfl\w*|__ballot\w*|__any|__all|__lane_id|__builtin_amdgcn_(?:ds_swizzle|mov_dpp|update_dpp|readfirstlane|readlane|ds_bpermute|ds_permute)\w*)\s*\("),
+            memory_path: r(r"\b(__ldg|__builtin_nontemporal_(?:load|store)|tex[123]D\w*|tex1Dfetch\w*)\s*\("),
+            constant_var: r(r"\b__constant__\s+(?:const\s+)?(?:[A-Za-z_][\w:]*(?:\s*<[^;{}]*?>)?\s+)+?([A-Za-z_]\w*)\s*[\[=;]"),
             launch_bounds: r(r"__launch_bounds__\s*\("),
             runtime: r(r"\b(hip(?:Memcpy|Memset|Malloc|HostMalloc|Free|HostFree)\w*|hip(?:Stream|Device|Event)Synchronize|hipEventRecord|hipStreamWaitEvent)\s*\("),
             memcpy_kind: r(r"\bhipMemcpy(?:HostToDevice|DeviceToHost|DeviceToDevice|HostToHost|Default)\b"),
@@ -969,18 +973,36 @@ impl<'a> FactReader<'a> {
                 v,
             ));
         }
+        // `__constant__` variables of the file this code reads.
+        let constants: BTreeSet<&str> = if t.s.contains("__constant__") {
+            d.constant_var
+                .captures_iter(&t.s)
+                .filter_map(|c| c.get(1).map(|m| m.as_str()))
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
         for (kind, re) in [
             (FactKind::Barrier, &d.barrier),
             (FactKind::Atomic, &d.atomic),
             (FactKind::Wavefront, &d.wavefront),
+            (FactKind::MemoryPath, &d.memory_path),
         ] {
-            let hits: Vec<(String, u32)> = re
+            let mut hits: Vec<(String, u32)> = re
                 .captures_iter(body)
                 .filter_map(|c| {
                     let m = c.get(1)?;
                     Some((m.as_str().to_string(), t.line_of(b.open + m.start())))
                 })
                 .collect();
+            if kind == FactKind::MemoryPath && !constants.is_empty() {
+                hits.extend(
+                    constant_uses(body, &constants)
+                        .into_iter()
+                        .map(|(name, at)| (format!("__constant__ {name}"), t.line_of(b.open + at))),
+                );
+                hits.sort_by_key(|h| h.1);
+            }
             if hits.is_empty() {
                 continue;
             }
@@ -1589,6 +1611,15 @@ fn last_dim3(name: &str, before: &str) -> Option<String> {
     (close < before.len()).then(|| tidy(&before[open + 1..close]))
 }
 
+/// Where `body` names one of `constants` as a whole word: `(name, offset)`.
+fn constant_uses<'c>(body: &str, constants: &BTreeSet<&'c str>) -> Vec<(&'c str, usize)> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| Regex::new(r"[A-Za-z_]\w*").expect("static regex"));
+    re.find_iter(body)
+        .filter_map(|m| constants.get(m.as_str()).map(|c| (*c, m.start())))
+        .collect()
+}
+
 /// Does `text` name `ident` as a whole word?
 fn names(text: &str, ident: &str) -> bool {
     text.match_indices(ident).any(|(k, _)| {
@@ -1734,13 +1765,15 @@ pub fn describe(f: &Fact) -> String {
                 .map(|x| format!(" ({x} elements)"))
                 .unwrap_or_default()
         ),
-        FactKind::Barrier | FactKind::Atomic | FactKind::Wavefront => format!(
-            "{} uses {} ({} times, lines {})",
-            f.function,
-            v("ops"),
-            v("count"),
-            v("lines")
-        ),
+        FactKind::Barrier | FactKind::Atomic | FactKind::Wavefront | FactKind::MemoryPath => {
+            format!(
+                "{} uses {} ({} times, lines {})",
+                f.function,
+                v("ops"),
+                v("count"),
+                v("lines")
+            )
+        }
         FactKind::ArgCheck | FactKind::QuickReturn => format!(
             "{} returns {} when {}",
             f.function,
@@ -1946,6 +1979,31 @@ mod tests {
             "{ if(x) t_size = 1; else t_size = 2; f(t_size); }",
             "t_size"
         ));
+    }
+
+    #[test]
+    fn constant_memory_and_read_only_loads_are_found() {
+        let file = "__constant__ float c_alpha[4];\n__constant__ const rocfx_int c_n = 8;\n__global__ void k(float* x) { x[threadIdx.x] *= c_alpha[0] + __ldg(x + c_n); }\n";
+        let d = detectors();
+        let constants: BTreeSet<&str> = d
+            .constant_var
+            .captures_iter(file)
+            .map(|c| c.get(1).unwrap().as_str())
+            .collect();
+        assert_eq!(constants, ["c_alpha", "c_n"].into());
+        let body = &file[file.find('{').unwrap()..];
+        let used: Vec<&str> = constant_uses(body, &constants)
+            .iter()
+            .map(|u| u.0)
+            .collect();
+        assert_eq!(used, ["c_alpha", "c_n"]);
+        let paths: Vec<&str> = d
+            .memory_path
+            .captures_iter(body)
+            .map(|c| c.get(1).unwrap().as_str())
+            .collect();
+        assert_eq!(paths, ["__ldg"]);
+        assert!(d.memory_path.find("x[i] = alpha * x[i];").is_none());
     }
 
     #[test]

@@ -629,10 +629,11 @@ fn statement(f: &Fact) -> Option<String> {
                 .map(|e| format!(", {e} elements"))
                 .unwrap_or_default(),
         ),
-        FactKind::Barrier | FactKind::Atomic | FactKind::Wavefront => {
+        FactKind::Barrier | FactKind::Atomic | FactKind::Wavefront | FactKind::MemoryPath => {
             let what = match f.kind {
                 FactKind::Barrier => "barriers",
                 FactKind::Atomic => "atomics",
+                FactKind::MemoryPath => "memory paths",
                 _ => "wavefront operations",
             };
             let ops = code_list(slot(f, "ops")?);
@@ -896,6 +897,7 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             FactKind::Barrier,
             FactKind::Atomic,
             FactKind::Wavefront,
+            FactKind::MemoryPath,
         ],
     );
     let functions: BTreeSet<&str> = device.iter().map(|f| f.function.as_str()).collect();
@@ -1371,7 +1373,8 @@ fn role_of(kind: FactKind) -> PieceRole {
         | FactKind::SharedMemory
         | FactKind::Barrier
         | FactKind::Atomic
-        | FactKind::Wavefront => PieceRole::Kernel,
+        | FactKind::Wavefront
+        | FactKind::MemoryPath => PieceRole::Kernel,
         FactKind::Declaration => PieceRole::Declaration,
         FactKind::Return | FactKind::Definition => PieceRole::Entry,
         _ => PieceRole::Host,

@@ -108,6 +108,8 @@ struct Patterns {
     rounds_up: Regex,
     block_count: Regex,
     precision_claim: Regex,
+    memory_path: Regex,
+    kernel_argument: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -224,6 +226,12 @@ fn patterns() -> &'static Patterns {
                 r"|\bround-up\b"
             )),
             block_count: r(r"(?i)\b(blocks?|grid|workgroups?|work-groups?)\b"),
+            memory_path: r(concat!(
+                r"(?i)__ldg|__constant__|\bconstant\s+(?:memory|cache)\b|\btextures?\b|\btex[123]D",
+                r"|\btex1Dfetch|\bread-only\s+(?:data\s+)?cache\b|\bnon-?temporal\b"
+            )),
+            // Kernel arguments live in a constant segment: not a claim about the code.
+            kernel_argument: r(r"(?i)\bargument|\bkernarg|\bby value\b|\bparameter"),
             precision_claim: r(concat!(
                 r"(?i)\b(?:for|in|on)\s+(?:the\s+)?((?:complex\s+)?(?:single|double|half|bfloat16|float)",
                 r"(?:\s+complex)?|complex)[- ](?:precision|data|inputs?|vectors?|matrices|values",
@@ -945,6 +953,7 @@ struct DeviceUse<'a> {
     barrier: bool,
     shared: bool,
     atomic: bool,
+    memory_path: bool,
     /// A launch of the kernel, to name.
     launch: &'a Fact,
 }
@@ -972,17 +981,20 @@ impl<'a> DeviceUse<'a> {
                 barrier: false,
                 shared: false,
                 atomic: false,
+                memory_path: false,
                 launch,
             });
             d.barrier |= has(FactKind::Barrier);
             d.shared |= has(FactKind::SharedMemory) || dynamic_lds;
             d.atomic |= has(FactKind::Atomic);
+            d.memory_path |= has(FactKind::MemoryPath);
         }
         out
     }
 }
 
-/// A barrier, LDS or atomics claimed of the one kernel a sentence names, where none of
+/// A barrier, LDS, atomics or a memory path (constant memory, `__ldg`, textures,
+/// nontemporal loads) claimed of the one kernel a sentence names, where none of
 /// the answer's APIs launching it (or, for a kernel they do not launch, none of the
 /// library's APIs launching it) runs device code with one.
 fn device_use(
@@ -1028,6 +1040,11 @@ fn device_use(
             "LDS (shared memory)",
         ),
         (p.atomic.is_match(s), d.atomic, "atomics"),
+        (
+            p.memory_path.is_match(s) && !p.kernel_argument.is_match(s),
+            d.memory_path,
+            "constant memory, __ldg, textures or nontemporal loads",
+        ),
     ];
     for (said, has, what) in claimed {
         if !said {
@@ -2282,6 +2299,35 @@ mod tests {
             assert_eq!(v.contradiction, None, "{right}");
             assert!(v.claims >= 1, "{right}");
         }
+    }
+
+    #[test]
+    fn a_memory_path_the_device_code_lacks_is_a_contradiction() {
+        for wrong in [
+            "lib_scal_kernel reads x through __ldg.",
+            "lib_scal_kernel caches alpha in constant memory.",
+        ] {
+            assert!(judge(wrong).contradiction.is_some(), "{wrong}");
+        }
+        // Kernel arguments sit in a constant segment: no claim about the code.
+        let v =
+            judge("lib_scal_kernel gets alpha as a kernel argument, read from constant memory.");
+        assert_eq!(v.contradiction, None);
+        let mut t = table();
+        let api = t.apis.get_mut("lib_sscal").unwrap();
+        api.facts.push(fact(
+            FactKind::MemoryPath,
+            "lib_scal_kernel",
+            14,
+            &[("ops", "__ldg")],
+        ));
+        let v = check(
+            "lib_scal_kernel reads x through __ldg.",
+            &["lib_sscal".to_string()],
+            &FactIndex::new(&t),
+        )
+        .unwrap();
+        assert_eq!((v.contradiction, v.claims), (None, 1));
     }
 
     #[test]
