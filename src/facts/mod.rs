@@ -284,6 +284,8 @@ struct LaunchArgs {
     lds: String,
     /// The stream argument (`0` where a `<<<...>>>` launch gives none).
     stream: String,
+    /// The kernel's arguments, as written.
+    args: Vec<String>,
     start: usize,
     end: usize,
 }
@@ -327,6 +329,7 @@ fn parse_launch(t: &Text, line: u32, kernel: &str) -> Option<LaunchArgs> {
             block: args[2].clone(),
             lds: args[3].clone(),
             stream: args[4].clone(),
+            args: args[5..].iter().map(|x| tidy(x)).collect(),
             start: a + k,
             end: close,
         });
@@ -335,6 +338,17 @@ fn parse_launch(t: &Text, line: u32, kernel: &str) -> Option<LaunchArgs> {
         let start = a + k + 3;
         let end = start + t.s[start..].find(">>>")?;
         let args = split_args(&t.s[start..end], false);
+        // `kernel<<<...>>>(a, b)`: the call's own arguments.
+        let call = end + 3 + t.s[end + 3..].find('(').unwrap_or(0);
+        let kernel_args = if t.s[end + 3..call].trim().is_empty() && t.s[call..].starts_with('(') {
+            let close = sc.matching(call).min(t.s.len());
+            split_args(&t.s[call + 1..close], false)
+                .iter()
+                .map(|x| tidy(x))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let head = &t.s[a..a + k];
         let kpos = head.rfind(kernel)?;
         if !names(&head[kpos..], kernel) {
@@ -349,6 +363,7 @@ fn parse_launch(t: &Text, line: u32, kernel: &str) -> Option<LaunchArgs> {
                 block: args[1].clone(),
                 lds: args.get(2).cloned().unwrap_or_else(|| "0".into()),
                 stream: args.get(3).cloned().unwrap_or_else(|| "0".into()),
+                args: kernel_args,
                 start: a + kpos,
                 end,
             });
@@ -828,6 +843,11 @@ impl<'a> FactReader<'a> {
             .unwrap_or(lds);
         v.insert("lds".into(), lds_v);
         v.insert("stream".into(), tidy(&la.stream));
+        // What each argument passes (`alpha` or `*alpha`): a pointer-mode claim is
+        // held against it.
+        if !la.args.is_empty() {
+            v.insert("args".into(), la.args.join(" | "));
+        }
         if !la.template_args.is_empty() {
             v.insert("template_args".into(), la.template_args.join(", "));
         }

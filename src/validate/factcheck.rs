@@ -110,6 +110,10 @@ struct Patterns {
     precision_claim: Regex,
     memory_path: Regex,
     kernel_argument: Regex,
+    host_mode: Regex,
+    device_mode: Regex,
+    passed_pointer: Regex,
+    passed_value: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -232,6 +236,16 @@ fn patterns() -> &'static Patterns {
             )),
             // Kernel arguments live in a constant segment: not a claim about the code.
             kernel_argument: r(r"(?i)\bargument|\bkernarg|\bby value\b|\bparameter"),
+            host_mode: r(r"(?i)\brocblas_pointer_mode_host\b|\bhost\s+pointer\s+mode\b|\bpointer\s+mode\s+(?:is\s+)?host\b"),
+            device_mode: r(r"(?i)\brocblas_pointer_mode_device\b|\bdevice\s+pointer\s+mode\b|\bpointer\s+mode\s+(?:is\s+)?device\b"),
+            passed_pointer: r(concat!(
+                r"(?i)\bpass(?:es|ed)?\s+(?:the\s+|a\s+)?(?:device\s+|raw\s+)?pointer\b",
+                r"|\b(?:reads?|loads?|dereferenc\w+)\s+(?:it|\w+)\s+(?:on|from)\s+the\s+(?:gpu|device)\b"
+            )),
+            passed_value: r(concat!(
+                r"(?i)\bby\s+value\b|\bdereferenc\w+\s+(?:\w+\s+)?on\s+the\s+host\b",
+                r"|\bpass(?:es|ed)?\s+(?:the\s+)?(?:scalar\s+)?value\b"
+            )),
             precision_claim: r(concat!(
                 r"(?i)\b(?:for|in|on)\s+(?:the\s+)?((?:complex\s+)?(?:single|double|half|bfloat16|float)",
                 r"(?:\s+complex)?|complex)[- ](?:precision|data|inputs?|vectors?|matrices|values",
@@ -1273,6 +1287,97 @@ fn hardware_limits(s: &str, claims: &mut usize) -> Option<String> {
     None
 }
 
+/// How a launch passes a scalar argument `name`: `Some(true)` for the pointer
+/// (`alpha`, `(const T*)alpha`), `Some(false)` for its value (`*alpha`,
+/// `load_scalar(alpha)`), `None` when no argument names it or the form is another.
+fn passes_pointer(f: &Fact, name: &str) -> Option<bool> {
+    let args = f.values.get("args")?;
+    let arg = args
+        .split(" | ")
+        .find(|a| patterns().ident.find_iter(a).any(|m| m.as_str() == name))?;
+    // Casts in front: `(const rocblas_half*)alpha`.
+    let mut bare = arg.trim();
+    while let Some(rest) = bare.strip_prefix('(') {
+        match rest.find(')') {
+            Some(k) if rest[..k].contains('*') || rest[..k].contains("const") => {
+                bare = rest[k + 1..].trim()
+            }
+            _ => break,
+        }
+    }
+    if bare == name {
+        return Some(true);
+    }
+    if bare.strip_prefix('*').map(str::trim) == Some(name) || bare.starts_with("load_scalar(") {
+        return Some(false);
+    }
+    None
+}
+
+/// "With rocblas_pointer_mode_host the launcher passes the device pointer alpha"
+/// against what the launches under that pointer mode pass for `alpha`: judged when
+/// every one of them passes it one way, and the sentence gives one mode and one way.
+fn pointer_modes(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
+    let p = patterns();
+    let claim = reasoned_claim(s);
+    let host = match (p.host_mode.is_match(claim), p.device_mode.is_match(claim)) {
+        (true, false) => true,
+        (false, true) => false,
+        _ => return None,
+    };
+    let said_pointer = match (
+        p.passed_pointer.is_match(claim),
+        p.passed_value.is_match(claim),
+    ) {
+        (true, false) => true,
+        (false, true) => false,
+        _ => return None,
+    };
+    if p.denial.is_match(claim) {
+        return None;
+    }
+    let mode = |f: &Fact| -> Option<bool> {
+        enum_needs(f).into_iter().find_map(|(_, value, eq)| {
+            let host_value = match value.as_str() {
+                "rocblas_pointer_mode_host" => true,
+                "rocblas_pointer_mode_device" => false,
+                _ => return None,
+            };
+            Some(host_value == eq)
+        })
+    };
+    let launches: Vec<&Fact> = launches_named(claim, k)
+        .into_iter()
+        .filter(|f| mode(f) == Some(host))
+        .collect();
+    for name in p.ident.find_iter(claim).map(|m| m.as_str()) {
+        let ways: Vec<(bool, &Fact)> = launches
+            .iter()
+            .filter_map(|f| passes_pointer(f, name).map(|w| (w, *f)))
+            .collect();
+        if ways.is_empty() {
+            continue;
+        }
+        *claims += 1;
+        if ways.iter().any(|(w, _)| *w == said_pointer) {
+            return None;
+        }
+        let f = ways[0].1;
+        let mode_name = if host { "host" } else { "device" };
+        return Some(format!(
+            "the answer says in {mode_name} pointer mode {name} is passed as {}; the launch of {} at {} passes `{}`",
+            if said_pointer { "a pointer" } else { "its value" },
+            f.subject,
+            at(f),
+            f.values
+                .get("args")
+                .and_then(|a| a.split(" | ").find(|x| p.ident.find_iter(x).any(|m| m.as_str() == name)))
+                .unwrap_or("")
+        ));
+    }
+    None
+}
+
 /// A precision a sentence gives one API ("rocblas_sscal launches ... for double
 /// precision") against the scalar types of its prototype (`const float* alpha`,
 /// `float* x`): judged when the prototype has such types (not a `_ex` API's `void*`).
@@ -1593,7 +1698,8 @@ pub fn check(answer: &str, apis: &[String], index: &FactIndex) -> Option<Verdict
             .or_else(|| streams(s, &facts_of, &mut v.claims))
             .or_else(|| parameters(s, table, &index.param_names, &mut v.claims))
             .or_else(|| roles(s, &facts_of, table, &mut v.claims))
-            .or_else(|| precisions(s, &facts_of, table, &mut v.claims));
+            .or_else(|| precisions(s, &facts_of, table, &mut v.claims))
+            .or_else(|| pointer_modes(s, &known, &mut v.claims));
         // The numbers of a sentence that denies something are not claims.
         let found = if patterns().denial.is_match(s) {
             found
@@ -2298,6 +2404,38 @@ mod tests {
             let v = judge(&t, right);
             assert_eq!(v.contradiction, None, "{right}");
             assert!(v.claims >= 1, "{right}");
+        }
+    }
+
+    #[test]
+    fn what_a_pointer_mode_passes_is_judged_by_the_launches_under_it() {
+        let mut t = table();
+        let api = t.apis.get_mut("lib_sscal").unwrap();
+        let mut host = api.facts[0].clone();
+        api.facts[0]
+            .values
+            .insert("args".into(), "n | alpha | x".into());
+        api.facts[0].conditions =
+            vec!["rocblas_pointer_mode_device == handle->pointer_mode".into()];
+        host.values.insert("args".into(), "n | * alpha | x".into());
+        host.conditions = vec!["not (rocblas_pointer_mode_device == handle->pointer_mode)".into()];
+        host.line = 50;
+        api.facts.push(host);
+        let judge =
+            |answer: &str| check(answer, &["lib_sscal".to_string()], &FactIndex::new(&t)).unwrap();
+        for wrong in [
+            "With rocblas_pointer_mode_host the launcher passes the device pointer alpha and the kernel reads it on the GPU.",
+            "In device pointer mode alpha is passed by value.",
+        ] {
+            assert!(judge(wrong).contradiction.is_some(), "{wrong}");
+        }
+        for right in [
+            "With rocblas_pointer_mode_host alpha is dereferenced on the host and passed by value.",
+            "In device pointer mode the launcher passes the device pointer alpha.",
+            // No mode, or both: not judged.
+            "The launcher passes the pointer alpha.",
+        ] {
+            assert_eq!(judge(right).contradiction, None, "{right}");
         }
     }
 
