@@ -1631,6 +1631,32 @@ fn last_dim3(name: &str, before: &str) -> Option<String> {
     (close < before.len()).then(|| tidy(&before[open + 1..close]))
 }
 
+/// How a kernel argument as written passes the scalar `name`: `Some(true)` for the
+/// pointer (`alpha`, `(const T*)alpha`), `Some(false)` for its value read on the host
+/// (`*alpha`, `load_scalar(alpha)`), `None` when it does not name it or reads otherwise.
+/// What a pointer mode passes is said in answers and checked in claims by this one
+/// reading.
+pub fn scalar_passing(arg: &str, name: &str) -> Option<bool> {
+    if !names(arg, name) {
+        return None;
+    }
+    // Casts in front: `(const rocblas_half*)alpha`.
+    let mut bare = arg.trim();
+    while let Some(rest) = bare.strip_prefix('(') {
+        match rest.find(')') {
+            Some(k) if rest[..k].contains('*') || rest[..k].contains("const") => {
+                bare = rest[k + 1..].trim()
+            }
+            _ => break,
+        }
+    }
+    if bare == name {
+        return Some(true);
+    }
+    (bare.strip_prefix('*').map(str::trim) == Some(name) || bare.starts_with("load_scalar("))
+        .then_some(false)
+}
+
 /// Where `body` names one of `constants` as a whole word: `(name, offset)`.
 fn constant_uses<'c>(body: &str, constants: &BTreeSet<&'c str>) -> Vec<(&'c str, usize)> {
     static RE: OnceLock<Regex> = OnceLock::new();

@@ -865,6 +865,80 @@ fn launch_config_sentences<'a>(
         .collect()
 }
 
+/// The scalars the launches of one kernel from one function pass as a pointer under
+/// one pointer mode and as a value under the other (`alpha` and `*alpha`), by
+/// `(function, kernel)`.
+fn mode_dependent_scalars<'f>(pm: &[&'f Fact]) -> BTreeMap<(&'f str, &'f str), BTreeSet<String>> {
+    let mut ways: BTreeMap<(&str, &str, String), BTreeSet<bool>> = BTreeMap::new();
+    for f in pm.iter().filter(|f| f.kind == FactKind::Launch) {
+        for arg in slot(f, "args").unwrap_or("").split(" | ") {
+            // The name an argument passes: `*alpha`, `(const T*)alpha`, `load_scalar(alpha)`.
+            let Some(name) = last_name(arg) else {
+                continue;
+            };
+            if let Some(w) = super::scalar_passing(arg, name) {
+                ways.entry((&f.function, &f.subject, name.to_string()))
+                    .or_default()
+                    .insert(w);
+            }
+        }
+    }
+    let mut out: BTreeMap<(&str, &str), BTreeSet<String>> = BTreeMap::new();
+    for ((func, kernel, name), w) in ways {
+        if w.len() == 2 {
+            out.entry((func, kernel)).or_default().insert(name);
+        }
+    }
+    out
+}
+
+/// The last name an expression holds.
+fn last_name(expr: &str) -> Option<&str> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| regex::Regex::new(r"[A-Za-z_]\w*").expect("static regex"));
+    re.find_iter(expr).last().map(|m| m.as_str())
+}
+
+/// What a launch passes for the scalars its pointer mode decides: `passing `*alpha`,
+/// the value read on the host` or `passing the pointer `alpha`, which the kernel reads`.
+fn passing_clause(f: &Fact, passing: &BTreeMap<(&str, &str), BTreeSet<String>>) -> Option<String> {
+    let names = passing.get(&(f.function.as_str(), f.subject.as_str()))?;
+    let (mut pointers, mut values) = (Vec::new(), Vec::new());
+    for arg in slot(f, "args")?.split(" | ") {
+        // `* alpha` as the code writes it.
+        let arg = match arg.strip_prefix("* ") {
+            Some(rest) => format!("*{rest}"),
+            None => arg.to_string(),
+        };
+        match names.iter().find_map(|n| super::scalar_passing(&arg, n)) {
+            Some(true) => pointers.push(code(&arg)),
+            Some(false) => values.push(code(&arg)),
+            None => {}
+        }
+    }
+    let mut parts = Vec::new();
+    match pointers.len() {
+        0 => {}
+        1 => parts.push(format!(
+            "the pointer {}, which the kernel reads",
+            pointers[0]
+        )),
+        _ => parts.push(format!(
+            "the pointers {}, which the kernel reads",
+            listed_all(&pointers)
+        )),
+    }
+    match values.len() {
+        0 => {}
+        1 => parts.push(format!("{}, the value read on the host", values[0])),
+        _ => parts.push(format!(
+            "{}, the values read on the host",
+            listed_all(&values)
+        )),
+    }
+    (!parts.is_empty()).then(|| format!("passing {}", parts.join("; and ")))
+}
+
 fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
     let mut out = Vec::new();
     let launches = kinds(af, &[FactKind::Launch]);
@@ -933,7 +1007,14 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
                 || f.conditions.iter().any(|c| c.contains("pointer_mode"))
         })
         .collect();
-    out.extend(unit(&POINTER_MODE, "", &pm, statement));
+    let passing = mode_dependent_scalars(&pm);
+    out.extend(unit(&POINTER_MODE, "", &pm, |f| {
+        let s = statement(f)?;
+        Some(match passing_clause(f, &passing) {
+            Some(c) => format!("{}, {c}.", s.trim_end_matches('.')),
+            None => s,
+        })
+    }));
     let cross = kinds(af, &[FactKind::CrossLibrary]);
     out.extend(stated_unit(
         &CROSS_LIBRARY,
@@ -1726,6 +1807,53 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pointer_mode_answer_says_what_each_mode_passes() {
+        let device = fact(
+            FactKind::Launch,
+            &[("args", "n | alpha | stride_alpha | x | beta")],
+            &["rocblas_pointer_mode_device == handle->pointer_mode"],
+        );
+        let host = fact(
+            FactKind::Launch,
+            &[(
+                "args",
+                "n | * alpha | stride_alpha | x | load_scalar((const T *) beta)",
+            )],
+            &["not (rocblas_pointer_mode_device == handle->pointer_mode)"],
+        );
+        // `x` passes as a pointer under both modes: not the mode's doing.
+        let other = fact(FactKind::Launch, &[("args", "n | x")], &[]);
+        let pm = [&device, &host, &other];
+        let passing = mode_dependent_scalars(&pm);
+        assert_eq!(
+            passing
+                .get(&("bdsqr_init", "abs"))
+                .map(|n| n.iter().cloned().collect::<Vec<_>>()),
+            Some(vec!["alpha".to_string(), "beta".to_string()])
+        );
+        assert_eq!(
+            passing_clause(&device, &passing).as_deref(),
+            Some("passing the pointers `alpha` and `beta`, which the kernel reads")
+        );
+        assert_eq!(
+            passing_clause(&host, &passing).as_deref(),
+            Some(
+                "passing `*alpha` and `load_scalar((const T *) beta)`, the values read on the host"
+            )
+        );
+        for (arg, want) in [
+            ("alpha", Some(true)),
+            ("(const rocblas_half *) alpha", Some(true)),
+            ("* alpha", Some(false)),
+            ("load_scalar(alpha)", Some(false)),
+            ("alpha + 1", None),
+            ("stride_alpha", None),
+        ] {
+            assert_eq!(super::super::scalar_passing(arg, "alpha"), want, "{arg}");
+        }
+    }
 
     #[test]
     fn every_fact_template_is_listed_once() {

@@ -1291,27 +1291,10 @@ fn hardware_limits(s: &str, claims: &mut usize) -> Option<String> {
 /// (`alpha`, `(const T*)alpha`), `Some(false)` for its value (`*alpha`,
 /// `load_scalar(alpha)`), `None` when no argument names it or the form is another.
 fn passes_pointer(f: &Fact, name: &str) -> Option<bool> {
-    let args = f.values.get("args")?;
-    let arg = args
+    f.values
+        .get("args")?
         .split(" | ")
-        .find(|a| patterns().ident.find_iter(a).any(|m| m.as_str() == name))?;
-    // Casts in front: `(const rocblas_half*)alpha`.
-    let mut bare = arg.trim();
-    while let Some(rest) = bare.strip_prefix('(') {
-        match rest.find(')') {
-            Some(k) if rest[..k].contains('*') || rest[..k].contains("const") => {
-                bare = rest[k + 1..].trim()
-            }
-            _ => break,
-        }
-    }
-    if bare == name {
-        return Some(true);
-    }
-    if bare.strip_prefix('*').map(str::trim) == Some(name) || bare.starts_with("load_scalar(") {
-        return Some(false);
-    }
-    None
+        .find_map(|a| crate::facts::scalar_passing(a, name))
 }
 
 /// "With rocblas_pointer_mode_host the launcher passes the device pointer alpha"
