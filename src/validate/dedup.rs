@@ -31,20 +31,63 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The signature of a text.
-pub fn signature(text: &str) -> Signature {
-    let w = words(text);
-    let mut sig = [u64::MAX; HASHES];
-    let shingles: Vec<String> = if w.len() < 5 {
-        vec![w.join(" ")]
+/// How many words [`words`] finds, without making them.
+fn word_count(text: &str) -> usize {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .count()
+}
+
+/// A 64-bit mixer (splitmix64's finalizer): a bijection whose every output bit
+/// depends on every input bit.
+const fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// One seed per hash function of a signature.
+const SEEDS: [u64; HASHES] = {
+    let mut s = [0u64; HASHES];
+    let mut k = 0;
+    while k < HASHES {
+        s[k] = mix(0x9e37_79b9_7f4a_7c15_u64.wrapping_mul(k as u64 + 1));
+        k += 1;
+    }
+    s
+};
+
+/// The word 5-shingles of a text (one shingle of all its words when it has fewer),
+/// each hashed once: every word hashed, then the five folded in order.
+fn shingle_hashes(text: &str) -> Vec<u64> {
+    let mut lower = String::new();
+    let w: Vec<u64> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            lower.clear();
+            lower.extend(w.chars().flat_map(char::to_lowercase));
+            xxh3_64_with_seed(lower.as_bytes(), 0)
+        })
+        .collect();
+    let fold = |ws: &[u64]| ws.iter().fold(0u64, |h, &x| mix(h ^ x));
+    if w.len() < 5 {
+        vec![fold(&w)]
     } else {
-        w.windows(5).map(|s| s.join(" ")).collect()
-    };
-    for sh in &shingles {
-        for (k, slot) in sig.iter_mut().enumerate() {
-            let h = xxh3_64_with_seed(sh.as_bytes(), k as u64);
-            if h < *slot {
-                *slot = h;
+        w.windows(5).map(fold).collect()
+    }
+}
+
+/// The signature of a text: per hash function, the least of its shingles' hashes, the
+/// function being the shingle's hash mixed with that function's seed (hashing each
+/// shingle once: 64 hashes of every shingle's bytes were most of an answer's checks).
+pub fn signature(text: &str) -> Signature {
+    let mut sig = [u64::MAX; HASHES];
+    for h in shingle_hashes(text) {
+        for (slot, seed) in sig.iter_mut().zip(SEEDS) {
+            let v = mix(h ^ seed);
+            if v < *slot {
+                *slot = v;
             }
         }
     }
@@ -79,7 +122,7 @@ pub struct EntrySignature {
 pub fn entry_signature(question: &str, answer: &str, code: Option<&str>) -> EntrySignature {
     EntrySignature {
         whole: signature(&entry_text(question, answer, code)),
-        answer: (words(answer).len() >= ANSWER_MIN_WORDS).then(|| signature(answer)),
+        answer: (word_count(answer) >= ANSWER_MIN_WORDS).then(|| signature(answer)),
     }
 }
 
@@ -199,13 +242,7 @@ fn band_key(sig: &Signature, band: usize) -> u64 {
 /// The word 5-shingles of a text, hashed: what [`signature`] estimates the Jaccard
 /// similarity of.
 pub fn shingles(text: &str) -> std::collections::HashSet<u64> {
-    let w = words(text);
-    if w.len() < 5 {
-        return std::iter::once(xxh3_64_with_seed(w.join(" ").as_bytes(), 0)).collect();
-    }
-    w.windows(5)
-        .map(|s| xxh3_64_with_seed(s.join(" ").as_bytes(), 0))
-        .collect()
+    shingle_hashes(text).into_iter().collect()
 }
 
 /// Shingle sets seen so far, compared exactly: where the entries are few enough (a
