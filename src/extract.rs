@@ -494,14 +494,32 @@ pub fn read_facts(
     t
 }
 
-/// The APIs whose code may launch `kernel`: those of each family whose name the
-/// kernel's carries (`rocblas_axpy_kernel`, `rocblas_saxpy_2_kernel`: `axpy`;
-/// `getf2_small_kernel`: `getf2`). A claim about a kernel is judged by the device code
-/// of an API that launches it, and a file of entries may name kernels none of its own
-/// APIs launches; reading the facts of these finds one without reading the library.
-pub fn possible_launchers<'a>(kernel: &str, apis: &'a [ApiFunction]) -> Vec<&'a ApiFunction> {
+/// The APIs whose facts to read beside those of `facts` so that every kernel the
+/// `answers` name is judged by the device code of an API that launches it: for a kernel
+/// no API of `facts` launches, the APIs of each family whose name the kernel's carries
+/// (`rocblas_axpy_kernel`, `rocblas_saxpy_2_kernel`: `axpy`; `getf2_small_kernel`:
+/// `getf2`), found without reading the whole library.
+pub fn launchers_to_read<'a, 'e>(
+    answers: impl Iterator<Item = &'e str>,
+    facts: &crate::model::FactTable,
+    apis: &'a [ApiFunction],
+) -> Vec<&'a ApiFunction> {
+    static IDENT: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let ident = IDENT.get_or_init(|| regex::Regex::new(r"[A-Za-z_]\w*").expect("static regex"));
+    let launched: BTreeSet<&str> = facts
+        .apis
+        .values()
+        .flat_map(|af| af.facts.iter())
+        .filter(|f| f.kind == crate::model::FactKind::Launch)
+        .map(|f| f.subject.as_str())
+        .collect();
+    let unlaunched: BTreeSet<&str> = answers
+        .flat_map(|a| ident.find_iter(a).map(|m| m.as_str()))
+        .filter(|w| facts.kernels.contains(*w) && !launched.contains(w))
+        .collect();
     apis.iter()
-        .filter(|a| a.family.len() >= 3 && kernel.contains(a.family.as_str()))
+        .filter(|a| a.family.len() >= 3 && !facts.apis.contains_key(&a.name))
+        .filter(|a| unlaunched.iter().any(|k| k.contains(a.family.as_str())))
         .collect()
 }
 

@@ -1352,7 +1352,6 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
     let refs: Vec<&crate::model::LibraryIndex> = loaded.iter().collect();
     // The facts of every API the entries name, for the fact check.
     let mut facts = crate::facts::names_table(&refs);
-    let ident = regex::Regex::new(r"[A-Za-z_]\w*").expect("static regex");
     for (lib, version) in &wanted {
         let Some(k) = refs
             .iter()
@@ -1392,28 +1391,12 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
             .extend(crate::extract::read_facts(&todo, &graph, &reader, &refs).apis);
         // Kernels the answers name that none of those APIs launches: their claims are
         // judged by the device code of an API that does, as in a whole-library run.
-        let launched: std::collections::BTreeSet<&str> = facts
-            .apis
-            .values()
-            .flat_map(|af| af.facts.iter())
-            .filter(|f| f.kind == crate::model::FactKind::Launch)
-            .map(|f| f.subject.as_str())
-            .collect();
-        let unlaunched: std::collections::BTreeSet<&str> = file
+        let answers = file
             .entries
             .iter()
             .filter(|(_, e)| e.lib == *lib && e.version == *version)
-            .flat_map(|(_, e)| ident.find_iter(&e.answer).map(|m| m.as_str()))
-            .filter(|w| facts.kernels.contains(*w) && !launched.contains(w))
-            .collect();
-        let more: Vec<&crate::model::ApiFunction> = unlaunched
-            .iter()
-            .flat_map(|k| crate::extract::possible_launchers(k, graph.api()))
-            .filter(|a| !facts.apis.contains_key(&a.name))
-            .map(|a| (a.name.as_str(), a))
-            .collect::<std::collections::BTreeMap<_, _>>()
-            .into_values()
-            .collect();
+            .map(|(_, e)| e.answer.as_str());
+        let more = crate::extract::launchers_to_read(answers, &facts, graph.api());
         let read = crate::extract::read_facts(&more, &graph, &reader, &refs).apis;
         facts.apis.extend(read);
     }
