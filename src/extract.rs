@@ -527,12 +527,12 @@ pub fn launchers_to_read<'a, 'e>(
 /// same checks as LLM entries ([`crate::validate::file::check_entry`], the fact check
 /// included) and is not a near-duplicate of one kept; the report names every in-scope
 /// API left with fewer than [`MIN_FACT_ENTRIES`].
-pub fn write_fact_entries(
+pub fn write_fact_entries<'g>(
     run: &RunApis,
     facts: &crate::model::FactTable,
     pin: &SourcePin,
-    pins: &crate::source::Pins,
-    grounding: &crate::validate::Grounding,
+    pins: &'g crate::source::Pins,
+    grounding: &crate::validate::Grounding<'g>,
     threshold: f64,
     out: &mut RunOutput,
 ) -> Result<crate::model::FactEntriesReport, EmitError> {
@@ -900,11 +900,11 @@ fn fact_answer_text(e: &Entry) -> String {
 /// mutation`): the prompt is the one a model gets, the answer names the changed line,
 /// what it breaks and the line as the tree has it, and the entry is checked like any
 /// other. Its id differs from the question's, so a model's answer is still asked for.
-pub fn write_reference_entries(
+pub fn write_reference_entries<'g>(
     planned: &Planned,
     pin: &SourcePin,
-    pins: &crate::source::Pins,
-    grounding: &crate::validate::Grounding,
+    pins: &'g crate::source::Pins,
+    grounding: &crate::validate::Grounding<'g>,
     threshold: f64,
     out: &mut RunOutput,
 ) -> Result<crate::model::ReferenceEntriesReport, EmitError> {
@@ -1164,9 +1164,9 @@ struct Via {
 
 /// The one writer: keeps or rejects finished answers, with duplicate detection and the
 /// run's counts.
-struct Writer<'a, 'o> {
+struct Writer<'a, 'c, 'o> {
     out: &'o mut RunOutput,
-    cx: &'a RunContext<'a>,
+    cx: &'a RunContext<'c>,
     seen: DedupIndex,
     summary: RunSummary,
     done: usize,
@@ -1174,7 +1174,7 @@ struct Writer<'a, 'o> {
     failure: Option<EmitError>,
 }
 
-impl Writer<'_, '_> {
+impl Writer<'_, '_, '_> {
     fn record(&mut self, written: Result<(), EmitError>, progress: &mut dyn FnMut(usize, usize)) {
         if let Err(e) = written {
             self.failure.get_or_insert(e);
@@ -1345,8 +1345,8 @@ fn ask_one_by_one_instead(e: &crate::llm::LlmError) -> bool {
 
 /// Judges replies as they arrive: checks each answer, sends code to the compile thread,
 /// and hands finished records to the writer.
-struct Judge<'a, 'o, 'p> {
-    w: Writer<'a, 'o>,
+struct Judge<'a, 'c, 'o, 'p> {
+    w: Writer<'a, 'c, 'o>,
     planned: &'p Planned,
     /// Questions not answered yet (the ones to write).
     open: &'p BTreeSet<&'p str>,
@@ -1354,7 +1354,7 @@ struct Judge<'a, 'o, 'p> {
     to_compile: Option<std::sync::mpsc::Sender<Snippet>>,
 }
 
-impl<'p> Judge<'_, '_, 'p> {
+impl<'p> Judge<'_, '_, '_, 'p> {
     /// Keeps or rejects the answers whose code has compiled.
     fn settle(&mut self, outcomes: Vec<CompileOutcome>, progress: &mut dyn FnMut(usize, usize)) {
         let compiler = self.w.cx.compiler;

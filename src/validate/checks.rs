@@ -17,7 +17,7 @@ use crate::slice::{lines_hash, SliceError, Trees};
 
 use super::grounding::{
     builtin_not_in_kernel, empty_slot, foreign_quote, names_outside_slice, names_something_shown,
-    range_elsewhere, range_outside_shown, unknown_files, unknown_identifiers, KnownNames,
+    range_elsewhere, range_outside_shown, unknown_files, unknown_identifiers, KnownNames, NameSet,
     ShownPiece,
 };
 
@@ -339,6 +339,8 @@ pub struct Found {
     pub shown: String,
     /// Each piece's text, in slice order (the lines of `shown`, piece by piece).
     pub pieces: Vec<String>,
+    /// The identifiers of `shown`.
+    pub names: NameSet,
     /// Citations resolved and hashed.
     pub citations: Vec<Citation>,
     /// Claims compared with the facts.
@@ -595,6 +597,7 @@ fn slice_in_tree(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
         found.shown.push_str(&m.mutated);
         found.shown.push('\n');
     }
+    found.names = NameSet::of(&found.shown);
     Ok(Some(format!(
         "{} pieces read at the pinned version",
         c.slice.len()
@@ -745,7 +748,7 @@ fn libraries_right(c: &Candidate, g: &Grounding, _: &mut Found) -> Outcome {
 
 fn identifiers_exist(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
     let context = format!("{}\n{}", c.question, c.code.unwrap_or(""));
-    let unknown = unknown_identifiers(c.answer, &found.shown, &context, g.known);
+    let unknown = unknown_identifiers(c.answer, &found.names, &context, g.known);
     if !unknown.is_empty() {
         return Err((
             Reason::UnknownIdentifiers,
@@ -766,7 +769,7 @@ fn names_in_slice(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
         .chain(c.call_path)
         .map(String::as_str)
         .collect();
-    let outside = names_outside_slice(c.answer, &found.shown, &context, &along, g.known);
+    let outside = names_outside_slice(c.answer, &found.names, &context, &along, g.known);
     if !outside.is_empty() {
         return Err((
             Reason::NameOutsideSlice,
@@ -776,7 +779,7 @@ fn names_in_slice(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
             ),
         ));
     }
-    if !names_something_shown(c.answer, &found.shown) {
+    if !names_something_shown(c.answer, &found.names) {
         return Err((
             Reason::Ungrounded,
             "names nothing of the code shown (no name of it in code spans or as code in the prose, no code block): say which code does what".into(),

@@ -34,8 +34,8 @@
 //!
 //! Claims the facts do not cover pass.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::OnceLock;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use regex::Regex;
 
@@ -910,6 +910,9 @@ impl<'a> Known<'a> {
                 }
             }
         }
+        // A kernel the API launches is not ruled out by a launch of it it never makes.
+        let launched = &k.launched;
+        k.never.retain(|n, _| !launched.contains_key(n));
         k
     }
 
@@ -956,6 +959,9 @@ pub struct FactIndex<'a> {
     apis: BTreeMap<&'a str, Known<'a>>,
     /// Every parameter name of the libraries' prototypes.
     param_names: BTreeSet<String>,
+    /// The union of each set of APIs answers were about, merged once: the questions of
+    /// a family share one set.
+    merged: Mutex<HashMap<Vec<&'a str>, Arc<Known<'a>>>>,
 }
 
 /// What the device code of the answer's APIs that launch one kernel uses: since an
@@ -1034,6 +1040,15 @@ fn device_use(
     if p.negation.is_match(s) || p.alternative.is_match(s) || !s.contains(kernel) {
         return None;
     }
+    let said = [
+        p.barrier.is_match(s),
+        p.shared.is_match(s) && !p.no_lds.is_match(s),
+        p.atomic.is_match(s),
+        p.memory_path.is_match(s) && !p.kernel_argument.is_match(s),
+    ];
+    if !said.contains(&true) {
+        return None;
+    }
     // A kernel the code shows that none of the answer's APIs launches (another API's,
     // shown as context) is judged by the device code of the APIs that do launch it.
     let (d, whose) = match DeviceUse::of(kernel, apis) {
@@ -1047,15 +1062,11 @@ fn device_use(
         }
     };
     let claimed = [
-        (p.barrier.is_match(s), d.barrier, "a barrier"),
+        (said[0], d.barrier, "a barrier"),
+        (said[1], d.shared, "LDS (shared memory)"),
+        (said[2], d.atomic, "atomics"),
         (
-            p.shared.is_match(s) && !p.no_lds.is_match(s),
-            d.shared,
-            "LDS (shared memory)",
-        ),
-        (p.atomic.is_match(s), d.atomic, "atomics"),
-        (
-            p.memory_path.is_match(s) && !p.kernel_argument.is_match(s),
+            said[3],
             d.memory_path,
             "constant memory, __ldg, textures or nontemporal loads",
         ),
@@ -1646,7 +1657,28 @@ impl<'a> FactIndex<'a> {
                 .filter_map(prototype)
                 .flat_map(|(_, ps)| ps.into_iter().map(|(_, n)| n.to_string()))
                 .collect(),
+            merged: Mutex::default(),
         }
+    }
+
+    /// The facts of several APIs as one.
+    fn merged(&self, names: Vec<&'a str>) -> Arc<Known<'a>> {
+        let cached = |m: &Mutex<HashMap<_, Arc<Known<'a>>>>| {
+            m.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&names)
+                .cloned()
+        };
+        if let Some(k) = cached(&self.merged) {
+            return k;
+        }
+        let parts: Vec<&Known> = names.iter().filter_map(|a| self.apis.get(a)).collect();
+        let k = Arc::new(Known::merge(&parts));
+        self.merged
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(names, k.clone());
+        k
     }
 }
 
@@ -1659,39 +1691,48 @@ fn is_ident(s: &str) -> bool {
 /// Compares the claims of `answer` (prose, about `apis`) with their facts. `None` when
 /// no API of the answer has facts.
 pub fn check(answer: &str, apis: &[String], index: &FactIndex) -> Option<Verdict> {
-    let parts: Vec<&Known> = apis
+    let mut parts: Vec<(&str, &Known)> = apis
         .iter()
-        .filter_map(|a| index.apis.get(a.as_str()))
+        .filter_map(|a| index.apis.get_key_value(a.as_str()))
+        .map(|(a, k)| (*a, k))
         .collect();
-    if parts.is_empty() {
-        return None;
-    }
+    parts.sort_by_key(|(a, _)| *a);
+    parts.dedup_by_key(|(a, _)| *a);
     let table = index.table;
-    let known = Known::merge(&parts);
+    // One API's facts are read as they are; several are merged once per set.
+    let merged;
+    let known = match parts.as_slice() {
+        [] => return None,
+        [(_, one)] => *one,
+        _ => {
+            merged = index.merged(parts.iter().map(|(a, _)| *a).collect());
+            &*merged
+        }
+    };
     let facts_of: Vec<&ApiFacts> = apis.iter().filter_map(|a| table.apis.get(a)).collect();
     let mut v = Verdict::default();
     let text = answer.replace('`', " ");
     for s in patterns().sentence.split(&text) {
-        let found = kernels(s, apis, table, &known, &mut v.claims)
-            .or_else(|| launch_conditions(s, apis, table, &known, &mut v.claims))
-            .or_else(|| launch_architectures(s, apis, table, &known, &mut v.claims))
-            .or_else(|| launch_enum_values(s, apis, table, &known, &mut v.claims))
+        let found = kernels(s, apis, table, known, &mut v.claims)
+            .or_else(|| launch_conditions(s, apis, table, known, &mut v.claims))
+            .or_else(|| launch_architectures(s, apis, table, known, &mut v.claims))
+            .or_else(|| launch_enum_values(s, apis, table, known, &mut v.claims))
             .or_else(|| device_use(s, &facts_of, table, &mut v.claims))
             .or_else(|| host_sync(s, &facts_of, &mut v.claims))
             .or_else(|| streams(s, &facts_of, &mut v.claims))
             .or_else(|| parameters(s, table, &index.param_names, &mut v.claims))
             .or_else(|| roles(s, &facts_of, table, &mut v.claims))
             .or_else(|| precisions(s, &facts_of, table, &mut v.claims))
-            .or_else(|| pointer_modes(s, &known, &mut v.claims));
+            .or_else(|| pointer_modes(s, known, &mut v.claims));
         // The numbers of a sentence that denies something are not claims.
         let found = if patterns().denial.is_match(s) {
             found
         } else {
             found
-                .or_else(|| constants(s, &known, &mut v.claims))
-                .or_else(|| block_sizes(s, &known, &mut v.claims))
-                .or_else(|| shared_sizes(s, &known, &mut v.claims))
-                .or_else(|| statuses(s, &known, &mut v.claims))
+                .or_else(|| constants(s, known, &mut v.claims))
+                .or_else(|| block_sizes(s, known, &mut v.claims))
+                .or_else(|| shared_sizes(s, known, &mut v.claims))
+                .or_else(|| statuses(s, known, &mut v.claims))
                 .or_else(|| hardware_limits(s, &mut v.claims))
         };
         // How the grid is counted, judged on the claim before its reason ("..., so the
@@ -1701,8 +1742,8 @@ pub fn check(answer: &str, apis: &[String], index: &FactIndex) -> Option<Verdict
             found
         } else {
             found
-                .or_else(|| work_per_thread(claim, &known, &mut v.claims))
-                .or_else(|| grid_rounding(claim, &known, &mut v.claims))
+                .or_else(|| work_per_thread(claim, known, &mut v.claims))
+                .or_else(|| grid_rounding(claim, known, &mut v.claims))
         };
         if found.is_some() && v.contradiction.is_none() {
             v.contradiction = found;

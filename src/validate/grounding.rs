@@ -110,9 +110,9 @@ impl KnownNames {
     }
 
     fn add_words(&mut self, text: &str) {
-        for m in ident_re().find_iter(text) {
-            if !self.names.contains(m.as_str()) {
-                self.names.insert(m.as_str().to_string());
+        for m in identifiers(text) {
+            if !self.names.contains(m) {
+                self.names.insert(m.to_string());
             }
         }
     }
@@ -201,9 +201,9 @@ fn system_words() -> &'static HashSet<String> {
             };
             for f in files {
                 if let Ok(bytes) = std::fs::read(&f) {
-                    for m in ident_re().find_iter(&String::from_utf8_lossy(&bytes)) {
-                        if !names.contains(m.as_str()) {
-                            names.insert(m.as_str().to_string());
+                    for m in identifiers(&String::from_utf8_lossy(&bytes)) {
+                        if !names.contains(m) {
+                            names.insert(m.to_string());
                         }
                     }
                 }
@@ -228,9 +228,86 @@ fn source_files(base: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-fn ident_re() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"\b[A-Za-z_][A-Za-z0-9_]*\b").expect("static regex"))
+/// The identifiers of a text, in order: each whole word of ASCII letters, digits and
+/// underscores that does not start with a digit (what `\b[A-Za-z_][A-Za-z0-9_]*\b`
+/// matches). A word touching another letter (`é`) is no identifier. Scanned by hand:
+/// every answer runs it over the whole code shown, where a regex costs several times
+/// more.
+pub fn identifiers(text: &str) -> Identifiers<'_> {
+    Identifiers { text, at: 0 }
+}
+
+/// The iterator of [`identifiers`].
+pub struct Identifiers<'t> {
+    text: &'t str,
+    at: usize,
+}
+
+impl<'t> Iterator for Identifiers<'t> {
+    type Item = &'t str;
+
+    fn next(&mut self) -> Option<&'t str> {
+        let b = self.text.as_bytes();
+        while self.at < b.len() {
+            let start = self.at;
+            if b[start].is_ascii_alphanumeric() || b[start] == b'_' {
+                let mut end = start;
+                while end < b.len() && (b[end].is_ascii_alphanumeric() || b[end] == b'_') {
+                    end += 1;
+                }
+                self.at = end;
+                // A word that runs on into a non-ASCII letter is not an identifier.
+                let wordy = |c: char| c.is_alphanumeric() || c == '_';
+                let runs_on = self.text[end..].chars().next().is_some_and(wordy);
+                if !runs_on && !b[start].is_ascii_digit() {
+                    return Some(&self.text[start..end]);
+                }
+                // Skip the rest of the run (non-ASCII letters and what follows them).
+                while let Some(c) = self.text[self.at..].chars().next().filter(|&c| wordy(c)) {
+                    self.at += c.len_utf8();
+                }
+            } else if b[start] < 0x80 {
+                self.at += 1;
+            } else {
+                let c = self.text[start..].chars().next().expect("char boundary");
+                self.at += c.len_utf8();
+                if c.is_alphanumeric() {
+                    // A letter before an ASCII run joins it: skip the whole run.
+                    while let Some(c) = self.text[self.at..]
+                        .chars()
+                        .next()
+                        .filter(|&c| c.is_alphanumeric() || c == '_')
+                    {
+                        self.at += c.len_utf8();
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The identifiers of a text as a set: built once for the code shown, asked by each
+/// check that needs it.
+#[derive(Debug, Default)]
+pub struct NameSet(HashSet<Box<str>>);
+
+impl NameSet {
+    /// The identifiers of `text`.
+    pub fn of(text: &str) -> NameSet {
+        let mut set: HashSet<Box<str>> = HashSet::new();
+        for w in identifiers(text) {
+            if !set.contains(w) {
+                set.insert(w.into());
+            }
+        }
+        NameSet(set)
+    }
+
+    /// Does the text hold the identifier?
+    pub fn contains(&self, w: &str) -> bool {
+        self.0.contains(w)
+    }
 }
 
 fn backtick_re() -> &'static Regex {
@@ -336,26 +413,18 @@ fn code_shaped(w: &str) -> bool {
             .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
 }
 
-/// Every identifier the texts hold.
-fn names_of<'t>(texts: &[&'t str]) -> HashSet<&'t str> {
-    texts
-        .iter()
-        .flat_map(|t| ident_re().find_iter(t).map(|m| m.as_str()))
-        .collect()
-}
-
 /// Names the answer uses as code that exist nowhere: not in `known`, not in the code
-/// shown (`shown`), not in `context` (the question and the answer's own code, which
-/// the compile check vouches for). File names are checked by [`unknown_files`], so
-/// they are taken out first. Sorted, unique.
+/// shown (`shown`, its names), not in `context` (the question and the answer's own
+/// code, which the compile check vouches for). File names are checked by
+/// [`unknown_files`], so they are taken out first. Sorted, unique.
 pub fn unknown_identifiers(
     answer: &str,
-    shown: &str,
+    shown: &NameSet,
     context: &str,
     known: &KnownNames,
 ) -> Vec<String> {
-    let local = names_of(&[shown, context]);
-    let exists = |w: &str| known.contains(w) || local.contains(w);
+    let context: HashSet<&str> = identifiers(context).collect();
+    let exists = |w: &str| known.contains(w) || shown.contains(w) || context.contains(w);
     let claims_library = |w: &str| {
         known
             .prefixes
@@ -370,7 +439,7 @@ pub fn unknown_identifiers(
     // Library code quoted in a fence is held to the slice by the quote check; an
     // illustration may declare its own names but not invent the library's.
     for f in fences.iter().filter(|f| f.illustration) {
-        for w in ident_re().find_iter(f.body).map(|m| m.as_str()) {
+        for w in identifiers(f.body) {
             if claims_library(w) && !exists(w) {
                 out.push(w.to_string());
             }
@@ -388,14 +457,14 @@ fn names_used_as_code(prose: &str) -> Vec<String> {
     let mut out = Vec::new();
     for c in backtick_re().captures_iter(&prose) {
         let span = c.get(1).map_or("", |m| m.as_str());
-        for w in ident_re().find_iter(span).map(|m| m.as_str()) {
+        for w in identifiers(span) {
             if w.len() >= 2 && !w.chars().all(|c| c.is_ascii_digit()) {
                 out.push(w.to_string());
             }
         }
     }
     let bare = backtick_re().replace_all(&prose, " ");
-    for w in ident_re().find_iter(&bare).map(|m| m.as_str()) {
+    for w in identifiers(&bare) {
         if code_shaped(w) {
             out.push(w.to_string());
         }
@@ -410,17 +479,17 @@ fn names_used_as_code(prose: &str) -> Vec<String> {
 /// APIs are left to the provenance and fact checks. Sorted, unique.
 pub fn names_outside_slice(
     answer: &str,
-    shown: &str,
+    shown: &NameSet,
     context: &str,
     along: &[&str],
     known: &KnownNames,
 ) -> Vec<String> {
-    let mut local = names_of(&[shown, context]);
+    let mut local: HashSet<&str> = identifiers(context).collect();
     local.extend(along.iter().copied());
     let (_, prose) = split_fences(answer);
     let mut out: Vec<String> = names_used_as_code(&prose)
         .into_iter()
-        .filter(|w| known.defined.contains(w) && !local.contains(w.as_str()))
+        .filter(|w| known.defined.contains(w) && !shown.contains(w) && !local.contains(w.as_str()))
         .collect();
     out.sort();
     out.dedup();
@@ -445,19 +514,18 @@ const GENERIC_WORDS: &[&str] = &[
 /// or in the prose (code-shaped, a capitalised pair like `NB`, or a word of three
 /// letters or more that is not a generic word), or a fenced block? Prose that could be said of any kernel ("the
 /// work is split evenly among threads") is not grounded.
-pub fn names_something_shown(answer: &str, shown: &str) -> bool {
+pub fn names_something_shown(answer: &str, local: &NameSet) -> bool {
     let (fences, prose) = split_fences(answer);
     if !fences.is_empty() {
         return true;
     }
-    let local = names_of(&[shown]);
     if names_used_as_code(&prose)
         .iter()
         .any(|w| local.contains(w.as_str()))
     {
         return true;
     }
-    ident_re().find_iter(&prose).map(|m| m.as_str()).any(|w| {
+    identifiers(&prose).any(|w| {
         // `NB`, `M` of a template: short, but written as a constant's name is.
         let named = w.len() >= 3 || (w.len() == 2 && w.bytes().all(|b| b.is_ascii_uppercase()));
         named && local.contains(w) && !GENERIC_WORDS.contains(&w.to_lowercase().as_str())
@@ -632,11 +700,11 @@ fn anchors(segment: &str) -> Vec<&str> {
         .collect();
     let mut out: Vec<&str> = spans
         .iter()
-        .flat_map(|s| ident_re().find_iter(s).map(|m| m.as_str()))
+        .flat_map(|s| identifiers(s))
         .filter(|w| w.len() >= 3 && !w.chars().all(|c| c.is_ascii_digit()))
         .collect();
     let bare = backtick_re().replace_all(segment, " ");
-    for w in ident_re().find_iter(&bare).map(|m| m.as_str()) {
+    for w in identifiers(&bare) {
         if code_shaped(w) {
             if let Some(i) = segment.find(w) {
                 out.push(&segment[i..i + w.len()]);
@@ -707,20 +775,13 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
             .skip((lo - piece.start) as usize)
             .take((hi - lo + 1) as usize)
             .collect();
-        let cited: HashSet<&str> = lines
-            .iter()
-            .flat_map(|l| ident_re().find_iter(l).map(|m| m.as_str()))
-            .collect();
+        let cited: HashSet<&str> = lines.iter().flat_map(|l| identifiers(l)).collect();
         // The function the lines are in anchors them too when it is the name just
         // before the range and the range cites it as a whole: `launcher` (file:184-322)
         // is cited for its body; `launcher` (file:250), a line of its body, is cited for
         // what that line holds, and `launcher` launches `kernel` at file:195 for the
         // kernel.
-        let last = ident_re()
-            .find_iter(before)
-            .map(|m| m.as_str())
-            .filter(|w| names.contains(w))
-            .last();
+        let last = identifiers(before).filter(|w| names.contains(w)).last();
         let in_named = |whole: bool| {
             last.is_some_and(|n| {
                 in_file.iter().any(|p| {
@@ -774,10 +835,7 @@ fn file_elsewhere(before: &str, file: &str, shown: &[ShownPiece]) -> Option<Stri
     if names.is_empty() || in_file.is_empty() {
         return None;
     }
-    let there: HashSet<&str> = in_file
-        .iter()
-        .flat_map(|p| ident_re().find_iter(p.text).map(|m| m.as_str()))
-        .collect();
+    let there: HashSet<&str> = in_file.iter().flat_map(|p| identifiers(p.text)).collect();
     (!names.iter().any(|n| there.contains(n))).then(|| {
         format!(
             "the answer places {} in {file}, whose code shown does not name it",
@@ -877,7 +935,7 @@ pub fn builtin_not_in_kernel(
         if claimed.is_empty() {
             continue;
         }
-        let words: HashSet<&str> = ident_re().find_iter(sentence).map(|m| m.as_str()).collect();
+        let words: HashSet<&str> = identifiers(sentence).collect();
         let named: Vec<&str> = kernels
             .iter()
             .copied()
@@ -893,10 +951,7 @@ pub fn builtin_not_in_kernel(
         if bodies.is_empty() {
             continue;
         }
-        let called: HashSet<&str> = bodies
-            .iter()
-            .flat_map(|b| ident_re().find_iter(b.text).map(|m| m.as_str()))
-            .collect();
+        let called: HashSet<&str> = bodies.iter().flat_map(|b| identifiers(b.text)).collect();
         let mut code = String::new();
         for p in shown
             .iter()
@@ -955,7 +1010,7 @@ pub fn declared_type_mismatch(answer: &str, shown: &[ShownPiece]) -> Option<Stri
         if hedge_re().is_match(sentence) {
             continue;
         }
-        let words: HashSet<&str> = ident_re().find_iter(sentence).map(|m| m.as_str()).collect();
+        let words: HashSet<&str> = identifiers(sentence).collect();
         let named: Vec<&ShownPiece> = shown.iter().filter(|p| words.contains(p.name)).collect();
         let pieces: Vec<&ShownPiece> = if named.is_empty() {
             shown.iter().collect()
@@ -1242,27 +1297,45 @@ mod tests {
     }
 
     #[test]
+    fn identifiers_are_what_the_word_regex_matches() {
+        let re = Regex::new(r"\b[A-Za-z_][A-Za-z0-9_]*\b").unwrap();
+        for text in [
+            "x[tid] = alpha * x[tid];",
+            "ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid)",
+            "_ __a 9abc a9 0x1F 1e-5 _9 a_b_c",
+            "café x éa aé naïve_x x_é — dash—word ümlaut ok",
+            "`hipLaunchKernelGGL` at rocblas_scal.hpp:92-110.",
+            "",
+            "é",
+            "tail_",
+        ] {
+            let want: Vec<&str> = re.find_iter(text).map(|m| m.as_str()).collect();
+            assert_eq!(identifiers(text).collect::<Vec<_>>(), want, "{text}");
+        }
+    }
+
+    #[test]
     fn an_answer_names_something_of_the_code_shown() {
         assert!(!names_something_shown(
             "The kernel splits the work evenly among the threads and writes the results back to memory.",
-            SLICE
+            &NameSet::of(SLICE)
         ));
         assert!(names_something_shown(
             "Each thread scales `x[tid]` by alpha.",
-            SLICE
+            &NameSet::of(SLICE)
         ));
         assert!(names_something_shown(
             "rocblas_internal_scal_launcher picks the grid.",
-            SLICE
+            &NameSet::of(SLICE)
         ));
         assert!(names_something_shown(
             "The grid follows from NB.",
-            "dim3 grid(NB);"
+            &NameSet::of("dim3 grid(NB);")
         ));
         // A parameter named in plain prose is a name of the code.
         assert!(names_something_shown(
             "Each element is multiplied by alpha, one per thread.",
-            SLICE
+            &NameSet::of(SLICE)
         ));
     }
 
@@ -1271,17 +1344,21 @@ mod tests {
         let k = known();
         let outside = "For long vectors the launcher defers to `rocblas_internal_gemv_launcher`.";
         assert_eq!(
-            names_outside_slice(outside, SLICE, "", &[], &k),
+            names_outside_slice(outside, &NameSet::of(SLICE), "", &[], &k),
             ["rocblas_internal_gemv_launcher"]
         );
         // On the entry's call path, or named by the question: about this entry.
-        assert!(
-            names_outside_slice(outside, SLICE, "", &["rocblas_internal_gemv_launcher"], &k)
-                .is_empty()
-        );
         assert!(names_outside_slice(
             outside,
-            SLICE,
+            &NameSet::of(SLICE),
+            "",
+            &["rocblas_internal_gemv_launcher"],
+            &k
+        )
+        .is_empty());
+        assert!(names_outside_slice(
+            outside,
+            &NameSet::of(SLICE),
             "Compare with rocblas_internal_gemv_launcher.",
             &[],
             &k
@@ -1289,7 +1366,7 @@ mod tests {
         .is_empty());
         // Names of the slice, and names that are no definition of the library, pass here.
         let inside = "rocblas_internal_scal_launcher launches `rocblas_scal_kernel` with `hipLaunchKernelGGL`.";
-        assert!(names_outside_slice(inside, SLICE, "", &[], &k).is_empty());
+        assert!(names_outside_slice(inside, &NameSet::of(SLICE), "", &[], &k).is_empty());
     }
 
     const SLICE: &str = "rocblas_internal_scal_launcher(rocblas_handle handle, API_INT n)\n    ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid, threads, 0, stream, n);\n    x[tid] = alpha * x[tid];\n";
@@ -1298,12 +1375,12 @@ mod tests {
     fn names_are_checked_against_real_sets_not_shapes() {
         let ok = "The launcher `rocblas_internal_scal_launcher` in rocblas_scal_kernels.hpp launches rocblas_scal_kernel via ROCBLAS_LAUNCH_KERNEL using `__syncthreads` and hipLaunchKernelGGL, with `API_INT` n, for rocblas_double_complex too.";
         assert_eq!(
-            unknown_identifiers(ok, SLICE, "", &known()),
+            unknown_identifiers(ok, &NameSet::of(SLICE), "", &known()),
             Vec::<String>::new()
         );
         let bad = "It then calls rocblas_scal_fast_kernel, getf2_panel_kernel_small, __shfl_xor_sync_amd and `rocblas_magic_helper` before `DO_SCALE_FAST`.";
         assert_eq!(
-            unknown_identifiers(bad, SLICE, "", &known()),
+            unknown_identifiers(bad, &NameSet::of(SLICE), "", &known()),
             [
                 "DO_SCALE_FAST",
                 "__shfl_xor_sync_amd",
@@ -1313,10 +1390,13 @@ mod tests {
             ]
         );
         // A name the answer's own code declares is the code's.
-        assert!(
-            unknown_identifiers("`my_scale` does it", SLICE, "void my_scale()", &known())
-                .is_empty()
-        );
+        assert!(unknown_identifiers(
+            "`my_scale` does it",
+            &NameSet::of(SLICE),
+            "void my_scale()",
+            &known()
+        )
+        .is_empty());
     }
 
     #[test]
