@@ -1352,6 +1352,8 @@ struct Judge<'a, 'c, 'o, 'p> {
     open: &'p BTreeSet<&'p str>,
     waiting: std::collections::HashMap<String, Waiting<'p>>,
     to_compile: Option<std::sync::mpsc::Sender<Snippet>>,
+    /// The code shown of the slices answered last.
+    shown: crate::validate::ShownCache,
 }
 
 impl<'p> Judge<'_, '_, '_, 'p> {
@@ -1474,6 +1476,7 @@ impl<'p> Judge<'_, '_, '_, 'p> {
             known: self.w.cx.known,
             facts: self.w.cx.facts,
             catalogue: self.w.cx.catalogue,
+            shown: &self.shown,
         };
         let checked = answer.and_then(|a| {
             let checked = check_reply(q, s, &a, &g);
@@ -1581,6 +1584,7 @@ pub fn run(
             open: &open,
             waiting: Default::default(),
             to_compile: Some(to_compile),
+            shown: Default::default(),
         };
         let mut again: Vec<&Question> = Vec::new();
         let reqs: Vec<ChatRequest> = asks.iter().map(|a| a.req.clone()).collect();

@@ -970,14 +970,17 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     let facts = crate::extract::read_facts(&apis.all, &graph, &reader, &indexes);
     tracing::info!(ms = t_phase.elapsed().as_millis() as u64, "Facts read.");
     let t_phase = std::time::Instant::now();
-    let fact_index = crate::validate::factcheck::FactIndex::new(&facts);
+    let fact_index = crate::validate::factcheck::FactIndex::new(&facts)
+        .with_api_sets(planned.slices.values().map(|s| s.apis.as_slice()));
     let catalogue =
         crate::validate::provenance::Catalogue::new(&indexes, template_keys(&templates));
+    let shown = crate::validate::ShownCache::default();
     let grounding = crate::validate::Grounding {
         trees: &trees,
         known: &known,
         facts: Some(&fact_index),
         catalogue: &catalogue,
+        shown: &shown,
     };
     let report = crate::extract::write_fact_entries(
         &apis,
@@ -1433,6 +1436,7 @@ fn run_validate(layout: &Layout, a: ValidateArgs) -> Result<i32> {
                 known: &known,
                 facts: Some(&fact_index),
                 catalogue: &catalogue,
+                shown: &crate::validate::ShownCache::default(),
             },
             pins: &pins,
             compiler: &compiler,

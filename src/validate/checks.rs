@@ -6,14 +6,15 @@
 //! text is the same on both ([`shown_text`]: the slice's lines re-read from the pinned
 //! tree). A new check is one function and one line in [`CHECKS`], plus its [`Reason`].
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Check, Citation, FactCheckCount, Mutation, PieceRef, PieceRole};
-use crate::slice::{lines_hash, SliceError, Trees};
+use crate::slice::{lines_hash, squash, SliceError, Trees};
 
 use super::grounding::{
     builtin_not_in_kernel, empty_slot, foreign_quote, names_outside_slice, names_something_shown,
@@ -270,6 +271,8 @@ pub struct Grounding<'a> {
     pub facts: Option<&'a super::factcheck::FactIndex<'a>>,
     /// The libraries' public APIs and the templates, which an entry's own fields name.
     pub catalogue: &'a super::provenance::Catalogue,
+    /// The code shown of the slices checked last.
+    pub shown: &'a ShownCache,
 }
 
 /// An answer that passed.
@@ -332,15 +335,96 @@ impl Failed {
     }
 }
 
+/// The code an answer was asked over, as the checks read it: read off the pinned trees
+/// and prepared once per slice, for every answer asked over it.
+#[derive(Debug, Default)]
+pub struct ShownCode {
+    /// Each piece's lines, in slice order, a planted bug's changed line after them.
+    pub text: String,
+    /// Each piece's text, in slice order (the lines of `text`, piece by piece).
+    pub pieces: Vec<String>,
+    /// The identifiers of `text`.
+    pub names: NameSet,
+    /// `text` without whitespace, for quotes, made when first asked for.
+    squashed: OnceLock<String>,
+}
+
+impl ShownCode {
+    /// `text` without whitespace ([`squash`]).
+    pub fn squashed(&self) -> &str {
+        self.squashed.get_or_init(|| squash(&self.text))
+    }
+}
+
+/// The code shown of the slices checked last, by what they show: answers over one
+/// slice come close together, so a few dozen are kept and the rest read again.
+#[derive(Debug, Default)]
+pub struct ShownCache {
+    slices: Mutex<HashMap<String, Arc<ShownCode>>>,
+}
+
+/// Slices [`ShownCache`] keeps.
+const SHOWN_CACHED: usize = 64;
+
+impl ShownCache {
+    /// The code `slice` shows (with `mutation`'s changed line), read off `trees` unless
+    /// read already. A piece that no longer reads as it did is refused, each time.
+    fn get(
+        &self,
+        slice: &[PieceRef],
+        mutation: Option<&Mutation>,
+        trees: &Trees,
+    ) -> Result<Arc<ShownCode>, (Reason, String)> {
+        let mut key = String::new();
+        for p in slice {
+            key.push_str(&format!(
+                "{}\0{}\0{}\0{}\0{}\n",
+                p.lib, p.file, p.start, p.end, p.sha256
+            ));
+        }
+        if let Some(m) = mutation {
+            key.push_str(&m.mutated);
+        }
+        let cached = |c: &Self| {
+            c.slices
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(&key)
+                .cloned()
+        };
+        if let Some(code) = cached(self) {
+            return Ok(code);
+        }
+        let pieces = piece_texts(slice, trees)?;
+        let mut text: String = pieces.iter().map(|t| format!("{t}\n")).collect();
+        if let Some(m) = mutation {
+            // The prompt showed the changed line: quoting it is quoting the slice.
+            text.push_str(&m.mutated);
+            text.push('\n');
+        }
+        let code = Arc::new(ShownCode {
+            names: NameSet::of(&text),
+            text,
+            pieces,
+            squashed: OnceLock::new(),
+        });
+        let mut slices = self
+            .slices
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slices.len() >= SHOWN_CACHED {
+            slices.clear();
+        }
+        slices.insert(key, code.clone());
+        Ok(code)
+    }
+}
+
 /// What earlier checks found for later ones.
 #[derive(Debug, Default)]
 pub struct Found {
-    /// The code shown, re-read from the trees.
-    pub shown: String,
-    /// Each piece's text, in slice order (the lines of `shown`, piece by piece).
-    pub pieces: Vec<String>,
-    /// The identifiers of `shown`.
-    pub names: NameSet,
+    /// The code shown.
+    pub shown: Arc<ShownCode>,
     /// Citations resolved and hashed.
     pub citations: Vec<Citation>,
     /// Claims compared with the facts.
@@ -589,15 +673,10 @@ fn slice_in_tree(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
     if c.slice.is_empty() {
         return Err((Reason::SliceChanged, "the entry shows no code".into()));
     }
-    found.pieces = piece_texts(c.slice, g.trees)?;
-    found.shown = found.pieces.iter().map(|t| format!("{t}\n")).collect();
+    found.shown = g.shown.get(c.slice, c.mutation, g.trees)?;
     if let Some(m) = c.mutation {
         planted_line_holds(m, c.slice, g.trees)?;
-        // The prompt showed the changed line: quoting it is quoting the slice.
-        found.shown.push_str(&m.mutated);
-        found.shown.push('\n');
     }
-    found.names = NameSet::of(&found.shown);
     Ok(Some(format!(
         "{} pieces read at the pinned version",
         c.slice.len()
@@ -731,7 +810,7 @@ fn files_exist(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
             format!("{r} is not in the code shown"),
         ));
     }
-    if let Some(r) = range_elsewhere(c.answer, &shown_pieces(c.slice, &found.pieces)) {
+    if let Some(r) = range_elsewhere(c.answer, &shown_pieces(c.slice, &found.shown.pieces)) {
         return Err((Reason::LineRangeElsewhere, r));
     }
     Ok(Some(String::new()))
@@ -748,7 +827,7 @@ fn libraries_right(c: &Candidate, g: &Grounding, _: &mut Found) -> Outcome {
 
 fn identifiers_exist(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
     let context = format!("{}\n{}", c.question, c.code.unwrap_or(""));
-    let unknown = unknown_identifiers(c.answer, &found.names, &context, g.known);
+    let unknown = unknown_identifiers(c.answer, &found.shown.names, &context, g.known);
     if !unknown.is_empty() {
         return Err((
             Reason::UnknownIdentifiers,
@@ -769,7 +848,7 @@ fn names_in_slice(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
         .chain(c.call_path)
         .map(String::as_str)
         .collect();
-    let outside = names_outside_slice(c.answer, &found.names, &context, &along, g.known);
+    let outside = names_outside_slice(c.answer, &found.shown.names, &context, &along, g.known);
     if !outside.is_empty() {
         return Err((
             Reason::NameOutsideSlice,
@@ -779,7 +858,7 @@ fn names_in_slice(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
             ),
         ));
     }
-    if !names_something_shown(c.answer, &found.names) {
+    if !names_something_shown(c.answer, &found.shown.names) {
         return Err((
             Reason::Ungrounded,
             "names nothing of the code shown (no name of it in code spans or as code in the prose, no code block): say which code does what".into(),
@@ -807,8 +886,10 @@ fn types_as_declared(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcome
     if c.mutation.is_some() {
         return Ok(None);
     }
-    match super::grounding::declared_type_mismatch(c.answer, &shown_pieces(c.slice, &found.pieces))
-    {
+    match super::grounding::declared_type_mismatch(
+        c.answer,
+        &shown_pieces(c.slice, &found.shown.pieces),
+    ) {
         Some(why) => Err((Reason::DeclaredType, why)),
         None => Ok(Some(String::new())),
     }
@@ -828,14 +909,18 @@ fn builtins_in_kernel(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcom
     if kernels.is_empty() {
         return Ok(None);
     }
-    match builtin_not_in_kernel(c.answer, &shown_pieces(c.slice, &found.pieces), &kernels) {
+    match builtin_not_in_kernel(
+        c.answer,
+        &shown_pieces(c.slice, &found.shown.pieces),
+        &kernels,
+    ) {
         Some(why) => Err((Reason::BuiltinNotInKernel, why)),
         None => Ok(Some(String::new())),
     }
 }
 
 fn quotes_from_slice(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcome {
-    match foreign_quote(c.answer, &found.shown) {
+    match foreign_quote(c.answer, &found.shown.text, found.shown.squashed()) {
         Some(q) => Err((
             Reason::QuoteNotInSlice,
             format!("quoted as library code but not in the slice: {q}"),

@@ -35,7 +35,7 @@
 //! Claims the facts do not cover pass.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use regex::Regex;
 
@@ -959,9 +959,9 @@ pub struct FactIndex<'a> {
     apis: BTreeMap<&'a str, Known<'a>>,
     /// Every parameter name of the libraries' prototypes.
     param_names: BTreeSet<String>,
-    /// The union of each set of APIs answers were about, merged once: the questions of
-    /// a family share one set.
-    merged: Mutex<HashMap<Vec<&'a str>, Arc<Known<'a>>>>,
+    /// The union of the facts of each set of APIs [`FactIndex::with_api_sets`] was
+    /// given, merged once: the questions of a family share one set.
+    merged: HashMap<Vec<&'a str>, Known<'a>>,
 }
 
 /// What the device code of the answer's APIs that launch one kernel uses: since an
@@ -1657,28 +1657,34 @@ impl<'a> FactIndex<'a> {
                 .filter_map(prototype)
                 .flat_map(|(_, ps)| ps.into_iter().map(|(_, n)| n.to_string()))
                 .collect(),
-            merged: Mutex::default(),
+            merged: HashMap::new(),
         }
     }
 
-    /// The facts of several APIs as one.
-    fn merged(&self, names: Vec<&'a str>) -> Arc<Known<'a>> {
-        let cached = |m: &Mutex<HashMap<_, Arc<Known<'a>>>>| {
-            m.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get(&names)
-                .cloned()
-        };
-        if let Some(k) = cached(&self.merged) {
-            return k;
+    /// Merges the facts of each set of several APIs once, for the answers about it to
+    /// come (a set not given is merged for each answer).
+    pub fn with_api_sets<'s>(mut self, sets: impl IntoIterator<Item = &'s [String]>) -> Self {
+        for apis in sets {
+            let names = self.known_names(apis);
+            if names.len() > 1 && !self.merged.contains_key(&names) {
+                let parts: Vec<&Known> = names.iter().map(|a| &self.apis[a]).collect();
+                let k = Known::merge(&parts);
+                self.merged.insert(names, k);
+            }
         }
-        let parts: Vec<&Known> = names.iter().filter_map(|a| self.apis.get(a)).collect();
-        let k = Arc::new(Known::merge(&parts));
-        self.merged
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(names, k.clone());
-        k
+        self
+    }
+
+    /// The APIs of `apis` that have facts, sorted, each once.
+    fn known_names(&self, apis: &[String]) -> Vec<&'a str> {
+        let mut names: Vec<&'a str> = apis
+            .iter()
+            .filter_map(|a| self.apis.get_key_value(a.as_str()))
+            .map(|(a, _)| *a)
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
     }
 }
 
@@ -1691,23 +1697,21 @@ fn is_ident(s: &str) -> bool {
 /// Compares the claims of `answer` (prose, about `apis`) with their facts. `None` when
 /// no API of the answer has facts.
 pub fn check(answer: &str, apis: &[String], index: &FactIndex) -> Option<Verdict> {
-    let mut parts: Vec<(&str, &Known)> = apis
-        .iter()
-        .filter_map(|a| index.apis.get_key_value(a.as_str()))
-        .map(|(a, k)| (*a, k))
-        .collect();
-    parts.sort_by_key(|(a, _)| *a);
-    parts.dedup_by_key(|(a, _)| *a);
+    let names = index.known_names(apis);
     let table = index.table;
-    // One API's facts are read as they are; several are merged once per set.
+    // One API's facts are read as they are; several are merged, once per set given.
     let merged;
-    let known = match parts.as_slice() {
+    let known = match names.as_slice() {
         [] => return None,
-        [(_, one)] => *one,
-        _ => {
-            merged = index.merged(parts.iter().map(|(a, _)| *a).collect());
-            &*merged
-        }
+        [one] => &index.apis[one],
+        _ => match index.merged.get(&names) {
+            Some(k) => k,
+            None => {
+                let parts: Vec<&Known> = names.iter().map(|a| &index.apis[a]).collect();
+                merged = Known::merge(&parts);
+                &merged
+            }
+        },
     };
     let facts_of: Vec<&ApiFacts> = apis.iter().filter_map(|a| table.apis.get(a)).collect();
     let mut v = Verdict::default();

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use crate::model::LibraryIndex;
-use crate::slice::{holds_quote, squash, Trees};
+use crate::slice::{holds_quote, Trees};
 
 /// Source file extensions whose words count as names.
 const SOURCE_EXTS: &[&str] = &[
@@ -30,7 +30,9 @@ pub struct KnownNames {
     /// Functions, kernels and device helpers the indexes define, public APIs left out.
     defined: HashSet<String>,
     prefixes: Vec<String>,
-    files: Vec<String>,
+    /// Each file path of the trees, and each of its tails at a `/` (`blas1/x.hpp`,
+    /// `x.hpp`): what a mention of the file may be.
+    files: HashSet<String>,
     /// Per library: the names its index defines (APIs and macros included), to check a
     /// name against the library it is claimed for.
     defined_in: std::collections::BTreeMap<String, HashSet<String>>,
@@ -44,7 +46,7 @@ impl KnownNames {
         let mut defined = HashSet::new();
         // Every file the index read is a file of its pinned tree, inside `library/` or
         // not (rocSOLVER's `common/include/` helpers, which facts cite).
-        let mut files = Vec::new();
+        let mut files = HashSet::new();
         let mut defined_in: std::collections::BTreeMap<String, HashSet<String>> =
             Default::default();
         for idx in indexes {
@@ -55,7 +57,7 @@ impl KnownNames {
                 names.extend(f.macros.iter().map(|m| m.name.clone()));
                 own.extend(f.symbols.iter().map(|s| s.name.clone()));
                 own.extend(f.macros.iter().map(|m| m.name.clone()));
-                files.push(f.path.clone());
+                add_file(&mut files, &f.path);
             }
             names.extend(idx.api.iter().map(|a| a.name.clone()));
             own.extend(idx.api.iter().map(|a| a.name.clone()));
@@ -65,8 +67,6 @@ impl KnownNames {
                 defined.remove(&a.name);
             }
         }
-        files.sort();
-        files.dedup();
         KnownNames {
             names,
             defined,
@@ -88,7 +88,7 @@ impl KnownNames {
             };
             for path in source_files(&base) {
                 if let Ok(rel) = path.strip_prefix(root) {
-                    self.files.push(rel.to_string_lossy().into_owned());
+                    add_file(&mut self.files, &rel.to_string_lossy());
                 }
                 if let Some(stem) = path.file_stem() {
                     self.add_words(&stem.to_string_lossy());
@@ -98,8 +98,6 @@ impl KnownNames {
                 }
             }
         }
-        self.files.sort();
-        self.files.dedup();
         self
     }
 
@@ -134,10 +132,15 @@ impl KnownNames {
 
     /// Is `mention` (a path or a bare file name) a file of a pinned tree?
     pub fn has_file(&self, mention: &str) -> bool {
-        let m = mention.trim_start_matches("./");
-        self.files
-            .iter()
-            .any(|f| f == m || f.ends_with(&format!("/{m}")))
+        self.files.contains(mention.trim_start_matches("./"))
+    }
+}
+
+/// Adds a file's path and each of its tails at a `/` to `files`.
+fn add_file(files: &mut HashSet<String>, path: &str) {
+    files.insert(path.to_string());
+    for (i, _) in path.match_indices('/') {
+        files.insert(path[i + 1..].to_string());
     }
 }
 
@@ -1104,7 +1107,7 @@ fn quote_shaped(span: &str) -> bool {
 /// statement, fenced blocks not presented as an illustration), or a web address, that
 /// the code shown does not hold, compared whole (whitespace aside; an ellipsis splits a quote into
 /// parts, each compared whole). Returns the first such quote, shortened.
-pub fn foreign_quote(answer: &str, shown: &str) -> Option<String> {
+pub fn foreign_quote(answer: &str, shown: &str, shown_squashed: &str) -> Option<String> {
     static URL: OnceLock<Regex> = OnceLock::new();
     let url = URL.get_or_init(|| Regex::new(r#"\bhttps?://[^\s)<>\]`'"]+"#).expect("static regex"));
     // A web address is a quote too: one the code shown does not hold is the model's
@@ -1116,7 +1119,6 @@ pub fn foreign_quote(answer: &str, shown: &str) -> Option<String> {
     {
         return Some(format!("a web address: {}", m.as_str()));
     }
-    let shown = squash(shown);
     let (fences, prose) = split_fences(answer);
     let mut quotes: Vec<String> = fences
         .iter()
@@ -1131,7 +1133,7 @@ pub fn foreign_quote(answer: &str, shown: &str) -> Option<String> {
             .filter(|q| quote_shaped(q)),
     );
     quotes.into_iter().find_map(|q| {
-        (!holds_quote(&shown, &q)).then(|| {
+        (!holds_quote(shown_squashed, &q)).then(|| {
             q.split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ")
@@ -1178,6 +1180,7 @@ pub fn empty_slot(answer: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::slice::squash;
 
     #[test]
     fn empty_slots_are_found_in_prose_only() {
@@ -1226,7 +1229,11 @@ mod tests {
             .map(|s| s.to_string())
             .collect(),
             prefixes: vec!["rocblas_".into()],
-            files: vec!["library/src/blas1/rocblas_scal_kernels.hpp".into()],
+            files: {
+                let mut files = HashSet::new();
+                add_file(&mut files, "library/src/blas1/rocblas_scal_kernels.hpp");
+                files
+            },
             defined_in: [
                 ("rocblas", &["rocblas_scal_kernel", "rocblas_sscal"][..]),
                 ("rocsolver", &["rocsolver_sgetrf", "rocblasCall_gemm"][..]),
@@ -1406,6 +1413,17 @@ mod tests {
             unknown_files("See rocblas_scal_fast.hpp.", &known()),
             ["rocblas_scal_fast.hpp"]
         );
+        // A mention may give part of the path, from a `/` on; a wrong part is no file.
+        assert!(unknown_files("See src/blas1/rocblas_scal_kernels.hpp.", &known()).is_empty());
+        assert!(unknown_files("See ./blas1/rocblas_scal_kernels.hpp.", &known()).is_empty());
+        assert_eq!(
+            unknown_files("See blas2/rocblas_scal_kernels.hpp.", &known()),
+            ["blas2/rocblas_scal_kernels.hpp"]
+        );
+        assert_eq!(
+            unknown_files("See las1/rocblas_scal_kernels.hpp.", &known()),
+            ["las1/rocblas_scal_kernels.hpp"]
+        );
         let shown = [("library/src/blas1/rocblas_scal_kernels.hpp", 26, 58)];
         assert_eq!(
             range_outside_shown("rocblas_scal_kernels.hpp:26-58 and line 40", &shown),
@@ -1522,18 +1540,23 @@ mod tests {
     #[test]
     fn quotes_are_compared_whole() {
         let ok = "It launches with `ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid, threads, 0, stream, n);` and does `x[tid] = alpha * x[tid]`.";
-        assert_eq!(foreign_quote(ok, SLICE), None);
+        assert_eq!(foreign_quote(ok, SLICE, &squash(SLICE)), None);
         // Short quotes count too.
-        assert!(foreign_quote("It does `x[i] *= a`.", SLICE).is_some());
-        assert!(foreign_quote("The code does `x[tid] = alpha * x[tid] + beta;`.", SLICE).is_some());
+        assert!(foreign_quote("It does `x[i] *= a`.", SLICE, &squash(SLICE)).is_some());
+        assert!(foreign_quote(
+            "The code does `x[tid] = alpha * x[tid] + beta;`.",
+            SLICE,
+            &squash(SLICE)
+        )
+        .is_some());
         let fenced = "```cpp\n  293| rocblas_internal_scal_launcher(rocblas_handle handle,\n    API_INT n)\n```";
-        assert_eq!(foreign_quote(fenced, SLICE), None);
+        assert_eq!(foreign_quote(fenced, SLICE, &squash(SLICE)), None);
         let invented = "The kernel body is:\n```cpp\nx[tid] = beta * x[tid];\n```";
-        assert!(foreign_quote(invented, SLICE).is_some());
+        assert!(foreign_quote(invented, SLICE, &squash(SLICE)).is_some());
         // An illustration is not a quote.
         let sketch = "A simplified sketch of the same idea:\n```cpp\nout[i] = a * in[i];\n```";
-        assert_eq!(foreign_quote(sketch, SLICE), None);
+        assert_eq!(foreign_quote(sketch, SLICE, &squash(SLICE)), None);
         // A quote cut with an ellipsis: each part must be there.
-        assert_eq!(foreign_quote("```cpp\nrocblas_internal_scal_launcher(rocblas_handle handle, ...\nx[tid] = alpha * x[tid];\n```", SLICE), None);
+        assert_eq!(foreign_quote("```cpp\nrocblas_internal_scal_launcher(rocblas_handle handle, ...\nx[tid] = alpha * x[tid];\n```", SLICE, &squash(SLICE)), None);
     }
 }

@@ -26,8 +26,8 @@ use serde::Deserialize;
 
 use crate::model::{Check, PieceRef, Question, Slice};
 pub use checks::{
-    refusal_in, run_checks, Candidate, ClaimedCitation, Failed, Grounding, Reason, Validated,
-    MAX_ANSWER_CHARS, MIN_ANSWER_CHARS,
+    refusal_in, run_checks, Candidate, ClaimedCitation, Failed, Grounding, Reason, ShownCache,
+    Validated, MAX_ANSWER_CHARS, MIN_ANSWER_CHARS,
 };
 
 #[derive(Deserialize)]
@@ -295,6 +295,7 @@ mod tests {
                 known: &KnownNames::default(),
                 facts: None,
                 catalogue: &Default::default(),
+                shown: &Default::default(),
             },
         )
         .unwrap();
@@ -313,6 +314,7 @@ mod tests {
                 known: &KnownNames::default(),
                 facts: None,
                 catalogue: &Default::default(),
+                shown: &Default::default(),
             }
         )
         .is_ok());
@@ -365,6 +367,7 @@ mod tests {
                     known: &KnownNames::default(),
                     facts: None,
                     catalogue: &Default::default(),
+                    shown: &Default::default(),
                 },
             )
             .unwrap_err();
@@ -382,6 +385,7 @@ mod tests {
                     known: &KnownNames::default(),
                     facts: None,
                     catalogue: &Default::default(),
+                    shown: &Default::default(),
                 }
             )
             .unwrap_err()
@@ -411,6 +415,7 @@ mod tests {
                 known: &KnownNames::default(),
                 facts: None,
                 catalogue: &Default::default(),
+                shown: &Default::default(),
             };
             assert!(check_reply(&q, &s, one, &g).is_ok());
         }
