@@ -662,7 +662,7 @@ fn claims(good: &[Entry], next: &mut dyn FnMut(usize) -> Entry, out: &mut Vec<De
     push(17, "rocblas_axpy_kernel declares its thread index as a 32-bit int, so vectors longer than 2^31 elements overflow.", Some("declared-type"));
     push(5, "In the generic branch the launcher computes the block count as n / NB, a floor division, so a partial block is dropped and the tail of x is never scaled.", Some("contradicts-code"));
     push(9, "With rocblas_pointer_mode_host the launcher passes the device pointer alpha and load_scalar reads it on the GPU.", Some("contradicts-code"));
-    push(20, "The launcher uses `int32_t blocks = (n - 1) / (NB * 2) + 1;` for the half-precision path because each thread covers two elements.", None);
+    push(20, "The launcher uses `int32_t blocks = (n - 1) / (NB * 2) + 1;` for the half-precision path because each thread covers two elements.", Some("quote-off-path"));
     push(
         16,
         "Yes: even when alpha is zero the kernel reads every element of x and writes y.",

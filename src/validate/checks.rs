@@ -104,6 +104,9 @@ pub enum Reason {
     Ungrounded,
     /// Code quoted as the library's that the slice does not hold.
     QuoteNotInSlice,
+    /// Code of the slice quoted for a path (a precision, a pointer mode, a stride) that
+    /// the branches holding it exclude.
+    QuoteOffPath,
     /// A name given to a library that defines no such name while another one does.
     WrongLibrary,
     /// A variable of the code shown said to have another type than it is declared with.
@@ -172,6 +175,7 @@ impl Reason {
             NameOutsideSlice => "name-outside-slice",
             Ungrounded => "ungrounded",
             QuoteNotInSlice => "quote-not-in-slice",
+            QuoteOffPath => "quote-off-path",
             WrongLibrary => "wrong-library",
             DeclaredType => "declared-type",
             BuiltinNotInKernel => "builtin-not-in-kernel",
@@ -454,6 +458,7 @@ pub const CHECKS: &[(&str, CheckFn)] = &[
     ("identifiers-exist", identifiers_exist),
     ("library-right", libraries_right),
     ("quotes-from-slice", quotes_from_slice),
+    ("quote-on-its-path", quote_on_its_path),
     ("builtins-in-kernel", builtins_in_kernel),
     ("declared-type", types_as_declared),
     ("bug-found", bug_found),
@@ -925,6 +930,17 @@ fn quotes_from_slice(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcome
             Reason::QuoteNotInSlice,
             format!("quoted as library code but not in the slice: {q}"),
         )),
+        None => Ok(Some(String::new())),
+    }
+}
+
+fn quote_on_its_path(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcome {
+    // A find-the-bug prompt shows a changed line, which the answer is about.
+    if c.mutation.is_some() {
+        return Ok(None);
+    }
+    match super::branch::quote_off_path(c.answer, &shown_pieces(c.slice, &found.shown.pieces)) {
+        Some(why) => Err((Reason::QuoteOffPath, why)),
         None => Ok(Some(String::new())),
     }
 }

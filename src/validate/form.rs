@@ -331,7 +331,7 @@ fn repeated(prose: &str) -> Option<String> {
 
 /// The sentences of a text: a line, or up to a `.`, `!` or `?` that the next capital
 /// follows, so `n <= (c ? 127 : 90)` in a condition written as prose ends none.
-fn sentences(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn sentences(text: &str) -> impl Iterator<Item = &str> {
     text.lines().flat_map(|line| {
         let mut out = Vec::new();
         let mut start = 0;

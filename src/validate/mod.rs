@@ -11,6 +11,7 @@
 //! compiler.
 
 pub mod barrier;
+pub mod branch;
 pub mod checks;
 pub mod compile;
 
