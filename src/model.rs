@@ -951,6 +951,10 @@ pub enum FactKind {
     /// `__constant__` variables, `__ldg` read-only loads, texture fetches, nontemporal
     /// builtins.
     MemoryPath,
+    /// The nonzero test of a scalar that every store of a kernel sits under
+    /// (`if(alpha)`), or its zero test returning before them (`if(!alpha) return;`):
+    /// `scalar`, `statement`. A zero scalar stores nothing.
+    ScalarGuard,
     /// An argument check: a condition and the error status it returns.
     ArgCheck,
     /// A quick return: a condition under which the function returns success early.
@@ -994,6 +998,7 @@ impl FactKind {
             FactKind::Atomic => "atomic",
             FactKind::Wavefront => "wavefront",
             FactKind::MemoryPath => "memory-path",
+            FactKind::ScalarGuard => "scalar-guard",
             FactKind::ArgCheck => "arg-check",
             FactKind::QuickReturn => "quick-return",
             FactKind::PointerMode => "pointer-mode",

@@ -666,7 +666,7 @@ fn claims(good: &[Entry], next: &mut dyn FnMut(usize) -> Entry, out: &mut Vec<De
     push(
         16,
         "Yes: even when alpha is zero the kernel reads every element of x and writes y.",
-        None,
+        Some("contradicts-code"),
     );
     push(11, "It calls `load_ptr_batch(xa, batch, offset_x, stride_x)`, which copies the batch's x into a temporary buffer in global memory before scaling.", None);
     push(

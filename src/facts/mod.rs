@@ -1039,6 +1039,20 @@ impl<'a> FactReader<'a> {
             f.end_line = hits[0].1;
             out.push(f);
         }
+        if n.kind == NodeKind::Kernel {
+            if let Some((scalar, cond, at)) = scalar_guard(&t.s, &b) {
+                let mut v = BTreeMap::new();
+                v.insert("scalar".into(), scalar);
+                // `if(alpha)` around the stores, or `if(!alpha) return;` before them.
+                let statement = if cond.starts_with("if") {
+                    cond
+                } else {
+                    format!("if({cond})")
+                };
+                v.insert("statement".into(), statement);
+                out.push(fact(FactKind::ScalarGuard, &n.name, t.line_of(at), v));
+            }
+        }
         out
     }
 
@@ -1657,6 +1671,66 @@ pub fn scalar_passing(arg: &str, name: &str) -> Option<bool> {
         .then_some(false)
 }
 
+/// The nonzero test of a scalar (`if(alpha)`, `if(alpha != 0)`) that every store of a
+/// kernel's body sits under, or its zero test returning before them
+/// (`if(!alpha) return;`), with the offset of its `if`: a zero scalar stores nothing.
+/// A store is an assignment through `*p` or `p[i]` that starts a statement (a
+/// declaration `T* p = ...` or `float a[4] = ...` is none); the scalar is a name the
+/// body loads with `load_scalar` or a parameter named for alpha or beta.
+fn scalar_guard(text: &str, b: &code::Body) -> Option<(String, String, usize)> {
+    static RE: OnceLock<[Regex; 4]> = OnceLock::new();
+    let [store, nonzero, param, early_return] = RE.get_or_init(|| {
+        let r = |p: &str| Regex::new(p).expect("static regex");
+        [
+            r(r"(?:\*\s*\(?\s*[A-Za-z_]\w*\s*\)?|[A-Za-z_][\w.]*\s*\[[^\];]*\])\s*(?:[-+*/|&^]|<<|>>)?=[^=]"),
+            r(r"^\(?\s*([A-Za-z_]\w*)\s*(?:!=\s*0(?:\.0*)?f?\s*)?\)?$"),
+            r(r"(?i)^(?:alpha|beta)"),
+            r(r"\bif\s*\(\s*(?:!\s*\(?\s*([A-Za-z_]\w*)\s*\)?|([A-Za-z_]\w*)\s*==\s*0)\s*\)\s*return\s*;"),
+        ]
+    });
+    let body = &text[b.open..b.close];
+    let mut common: Option<Vec<(String, usize)>> = None;
+    for m in store.find_iter(body) {
+        let before = body[..m.start()].trim_end();
+        if !before.is_empty() && !before.ends_with([';', '{', '}', ')', ':']) {
+            continue;
+        }
+        let (conds, sites) = b.conds_at(b.open + m.start());
+        let here: Vec<(String, usize)> = conds.into_iter().zip(sites).collect();
+        common = Some(match common {
+            None => here,
+            Some(c) => c.into_iter().filter(|x| here.contains(x)).collect(),
+        });
+    }
+    let loaded = |name: &str| {
+        body.match_indices(name).any(|(k, _)| {
+            let rest = body[k + name.len()..].trim_start();
+            let after = rest.strip_prefix('=').map(str::trim_start);
+            after.is_some_and(|a| a.starts_with("load_scalar"))
+        })
+    };
+    let common = common?;
+    let scalar = |name: &str| loaded(name) || param.is_match(name);
+    if let Some(g) = common.iter().find_map(|(cond, at)| {
+        let c = nonzero.captures(cond.trim())?;
+        let name = c[1].to_string();
+        scalar(&name).then(|| (name, tidy(cond), *at))
+    }) {
+        return Some(g);
+    }
+    // `if(!alpha) return;` before every store, in a scope that holds them all.
+    let first_store = store.find(body)?.start();
+    early_return
+        .captures_iter(&body[..first_store])
+        .find_map(|c| {
+            let name = c.get(1).or(c.get(2))?.as_str().to_string();
+            let at = b.open + c.get(0)?.start();
+            let (outer, _) = b.conds_at(at);
+            let enclosing_all = outer.iter().all(|o| common.iter().any(|(c, _)| c == o));
+            (enclosing_all && scalar(&name)).then(|| (name, tidy(&c[0]), at))
+        })
+}
+
 /// Where `body` names one of `constants` as a whole word: `(name, offset)`.
 fn constant_uses<'c>(body: &str, constants: &BTreeSet<&'c str>) -> Vec<(&'c str, usize)> {
     static RE: OnceLock<Regex> = OnceLock::new();
@@ -1790,6 +1864,12 @@ pub fn describe(f: &Fact) -> String {
             v("grid"),
             v("block"),
             v("lds")
+        ),
+        FactKind::ScalarGuard => format!(
+            "every store of {} is behind {}: a zero {} stores nothing",
+            f.subject,
+            v("statement"),
+            v("scalar")
         ),
         FactKind::LaunchBounds => format!(
             "{} has __launch_bounds__({}){}",
@@ -2025,6 +2105,29 @@ mod tests {
             "{ if(x) t_size = 1; else t_size = 2; f(t_size); }",
             "t_size"
         ));
+    }
+
+    #[test]
+    fn a_scalar_guard_around_or_before_every_store_is_found() {
+        let guard = |src: &str| {
+            let b = Scanner::new(src).function("k", 0, src.len()).unwrap();
+            scalar_guard(src, &b).map(|(name, cond, _)| (name, cond))
+        };
+        let around = "__global__ void k(int n, const float* alpha_dh, float* x, float* y) {\n    int64_t tid = blockIdx.x * 256 + threadIdx.x;\n    auto alpha = load_scalar(alpha_dh);\n    if(alpha)\n    {\n        if(tid < n)\n        {\n            float* ty = y + tid;\n            *ty = (*ty) + alpha * x[tid];\n        }\n    }\n}\n";
+        assert_eq!(guard(around), Some(("alpha".into(), "alpha".into())));
+        let before = "__global__ void k(int n, float alpha, float* x) {\n    if(alpha == 0)\n        return;\n    x[threadIdx.x] = alpha * x[threadIdx.x];\n}\n";
+        assert_eq!(
+            guard(before),
+            Some(("alpha".into(), "if(alpha == 0) return;".into()))
+        );
+        // A store outside the test, a test of something else, or a zeroing branch.
+        let outside = around.replace("    }\n}\n", "    }\n    y[0] = 0;\n}\n");
+        assert_eq!(guard(&outside), None);
+        let other =
+            "__global__ void k(int n, float* x) {\n    if(n)\n        x[threadIdx.x] = 1;\n}\n";
+        assert_eq!(guard(other), None);
+        let zeroing = "__global__ void k(float alpha, float* x) {\n    if(alpha == 0)\n    {\n        x[threadIdx.x] = 0;\n    }\n}\n";
+        assert_eq!(guard(zeroing), None);
     }
 
     #[test]

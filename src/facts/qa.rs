@@ -645,6 +645,12 @@ fn statement(f: &Fact) -> Option<String> {
                 ),
             }
         }
+        FactKind::ScalarGuard => format!(
+            "{} stores nothing when {} is zero: every store in it is behind {} ({at}).",
+            code(subject(f)?),
+            value("scalar")?,
+            value("statement")?,
+        ),
         FactKind::WorkspaceQuery => format!(
             "{func} answers a device-memory size query by returning {} ({at}){when}.",
             value("returns")?,
@@ -1455,7 +1461,8 @@ fn role_of(kind: FactKind) -> PieceRole {
         | FactKind::Barrier
         | FactKind::Atomic
         | FactKind::Wavefront
-        | FactKind::MemoryPath => PieceRole::Kernel,
+        | FactKind::MemoryPath
+        | FactKind::ScalarGuard => PieceRole::Kernel,
         FactKind::Declaration => PieceRole::Declaration,
         FactKind::Return | FactKind::Definition => PieceRole::Entry,
         _ => PieceRole::Host,

@@ -1028,11 +1028,46 @@ fn bug_found(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcome {
     )))
 }
 
+/// The kernels of the code shown that the question is about: named whole, or as "the
+/// axpy kernel" (the kernels shown whose names hold `axpy`).
+fn question_kernels<'c>(c: &Candidate<'c>) -> Vec<&'c str> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| Regex::new(r"(?i)\bthe\s+(\w+)\s+kernel\b").expect("static regex"));
+    let shown: Vec<&str> = c
+        .slice
+        .iter()
+        .filter(|p| p.role == PieceRole::Kernel)
+        .map(|p| p.name.as_str())
+        .collect();
+    let named: Vec<&str> = shown
+        .iter()
+        .copied()
+        .filter(|k| super::grounding::identifiers(c.question).any(|w| w == *k))
+        .collect();
+    if !named.is_empty() {
+        return named;
+    }
+    let words: Vec<String> = re
+        .captures_iter(c.question)
+        .map(|m| m[1].to_ascii_lowercase())
+        .filter(|w| w.len() >= 3)
+        .collect();
+    shown
+        .into_iter()
+        .filter(|k| {
+            words
+                .iter()
+                .any(|w| k.to_ascii_lowercase().contains(w.as_str()))
+        })
+        .collect()
+}
+
 fn agrees_with_facts(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
     let Some(index) = g.facts else {
         return Ok(None);
     };
-    let Some(v) = super::factcheck::check(c.answer, c.apis, index) else {
+    let Some(v) = super::factcheck::check_about(c.answer, c.apis, &question_kernels(c), index)
+    else {
         return Ok(None);
     };
     found.fact_check = v.count();

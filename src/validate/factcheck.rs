@@ -1192,6 +1192,84 @@ fn walked(apis: &[&ApiFacts]) -> bool {
             .all(|a| a.facts.iter().any(|f| f.kind == FactKind::Launch))
 }
 
+/// Work said to happen when a scalar is zero ("even when alpha is zero the kernel reads
+/// every element of x and writes y") where every store of the kernels meant sits behind
+/// a nonzero test of that scalar (`if(alpha)`) or returns before them on a zero one:
+/// the kernels named, else the kernels the question is about, else every kernel the
+/// answer's APIs launch.
+fn zero_scalar_work<'a>(
+    s: &str,
+    apis: &[&'a ApiFacts],
+    subject: &[&str],
+    table: &'a FactTable,
+    claims: &mut usize,
+) -> Option<String> {
+    static RE: OnceLock<[Regex; 3]> = OnceLock::new();
+    let [zero, work, idle] = RE.get_or_init(|| {
+        let r = |p: &str| Regex::new(p).expect("static regex");
+        [
+            r(r"(?i)\b(?:when|if|with|whenever|for)\s+(?:the\s+)?(alpha|beta)\s+(?:is\s+|equals\s+|==\s*|=\s*)?(?:zero|0(?:\.0*)?f?)\b"),
+            r(r"(?i)\b(reads?|writes?|loads?|stores?|updates?|scales?|touch(?:es)?|modif(?:y|ies)|accumulates?|adds?|computes?|performs? the update)\b"),
+            // Words that say the work is not done.
+            r(r"(?i)\b(nothing|skips?|skipped|returns?|exits?|leaves?|untouched|unchanged|early|nonzero|non-zero)\b"),
+        ]
+    });
+    let p = patterns();
+    let c = zero.captures(s)?;
+    if !work.is_match(s) || idle.is_match(s) || p.denial.is_match(s) || p.alternative.is_match(s) {
+        return None;
+    }
+    let scalar = c[1].to_ascii_lowercase();
+    fn guard<'a>(kernel: &str, scalar: &str, among: &[&'a ApiFacts]) -> Option<&'a Fact> {
+        among.iter().flat_map(|af| af.facts.iter()).find(|f| {
+            f.kind == FactKind::ScalarGuard
+                && f.subject == kernel
+                && f.values
+                    .get("scalar")
+                    .is_some_and(|v| v.eq_ignore_ascii_case(scalar))
+        })
+    }
+    let guard_of = |kernel: &str, among: &[&'a ApiFacts]| guard(kernel, &scalar, among);
+    let named: BTreeSet<&str> = p
+        .ident
+        .find_iter(s)
+        .map(|m| m.as_str())
+        .filter(|w| table.kernels.contains(*w))
+        .collect();
+    let all: Vec<&ApiFacts> = table.apis.values().collect();
+    let named: BTreeSet<&str> = if named.is_empty() {
+        subject.iter().copied().collect()
+    } else {
+        named
+    };
+    let guards: Vec<&Fact> = if named.is_empty() {
+        let launched: BTreeSet<&str> = facts_of_kind(apis, FactKind::Launch)
+            .iter()
+            .map(|f| f.subject.as_str())
+            .collect();
+        if launched.is_empty() {
+            return None;
+        }
+        launched
+            .iter()
+            .map(|k| guard_of(k, apis))
+            .collect::<Option<Vec<_>>>()?
+    } else {
+        named
+            .iter()
+            .map(|k| guard_of(k, apis).or_else(|| guard_of(k, &all)))
+            .collect::<Option<Vec<_>>>()?
+    };
+    *claims += 1;
+    let g = guards.first()?;
+    Some(format!(
+        "the answer says work is done when {scalar} is zero; every store of {} is behind `{}` ({})",
+        g.subject,
+        g.values.get("statement").map(String::as_str).unwrap_or(""),
+        at(g)
+    ))
+}
+
 /// A host-side runtime call or wait claimed of the API (`calls hipDeviceSynchronize`,
 /// `copies alpha with hipMemcpy`, "blocks until the kernel finishes", "is
 /// synchronous"): contradicted when the host code its facts read makes no such call. A
@@ -1697,6 +1775,17 @@ fn is_ident(s: &str) -> bool {
 /// Compares the claims of `answer` (prose, about `apis`) with their facts. `None` when
 /// no API of the answer has facts.
 pub fn check(answer: &str, apis: &[String], index: &FactIndex) -> Option<Verdict> {
+    check_about(answer, apis, &[], index)
+}
+
+/// [`check`], with the kernels the question is about (`subject`): what a sentence says
+/// of "the kernel" is said of them.
+pub fn check_about(
+    answer: &str,
+    apis: &[String],
+    subject: &[&str],
+    index: &FactIndex,
+) -> Option<Verdict> {
     let names = index.known_names(apis);
     let table = index.table;
     // One API's facts are read as they are; several are merged, once per set given.
@@ -1723,6 +1812,7 @@ pub fn check(answer: &str, apis: &[String], index: &FactIndex) -> Option<Verdict
             .or_else(|| launch_enum_values(s, apis, table, known, &mut v.claims))
             .or_else(|| device_use(s, &facts_of, table, &mut v.claims))
             .or_else(|| host_sync(s, &facts_of, &mut v.claims))
+            .or_else(|| zero_scalar_work(s, &facts_of, subject, table, &mut v.claims))
             .or_else(|| streams(s, &facts_of, &mut v.claims))
             .or_else(|| parameters(s, table, &index.param_names, &mut v.claims))
             .or_else(|| roles(s, &facts_of, table, &mut v.claims))
@@ -2189,6 +2279,51 @@ mod tests {
     fn judge(answer: &str) -> Verdict {
         let t = table();
         check(answer, &["lib_sscal".to_string()], &FactIndex::new(&t)).expect("the API has facts")
+    }
+
+    #[test]
+    fn work_said_of_a_zero_scalar_is_judged_by_the_kernels_guard() {
+        let with_guard = |answer: &str, subject: &[&str]| {
+            let mut t = table();
+            let api = t.apis.get_mut("lib_sscal").unwrap();
+            api.facts.push(fact(
+                FactKind::ScalarGuard,
+                "lib_scal_kernel",
+                14,
+                &[("scalar", "alpha"), ("statement", "if(alpha)")],
+            ));
+            check_about(
+                answer,
+                &["lib_sscal".to_string()],
+                subject,
+                &FactIndex::new(&t),
+            )
+            .unwrap()
+            .contradiction
+        };
+        let wrong = "Even when alpha is zero lib_scal_kernel reads and writes every element of x.";
+        let why = with_guard(wrong, &[]).expect("every store is behind if(alpha)");
+        assert!(
+            why.contains("if(alpha)") && why.contains("src/scal.hpp:14"),
+            "{why}"
+        );
+        // "The kernel": every kernel the API launches, or the one the question names.
+        assert!(with_guard("If alpha is 0, the kernel still writes x.", &[]).is_some());
+        assert!(with_guard(
+            "If alpha is 0, the kernel still writes x.",
+            &["lib_scal_kernel"]
+        )
+        .is_some());
+        for right in [
+            "When alpha is zero lib_scal_kernel writes nothing.",
+            "When alpha is zero lib_scal_kernel does not touch x.",
+            "When beta is zero lib_scal_kernel writes x.",
+            "lib_scal_kernel writes x when alpha is nonzero.",
+        ] {
+            assert_eq!(with_guard(right, &[]), None, "{right}");
+        }
+        // No guard read off the code: nothing to contradict.
+        assert_eq!(judge(wrong).contradiction, None);
     }
 
     #[test]
