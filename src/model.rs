@@ -955,6 +955,9 @@ pub enum FactKind {
     /// (`if(alpha)`), or its zero test returning before them (`if(!alpha) return;`):
     /// `scalar`, `statement`. A zero scalar stores nothing.
     ScalarGuard,
+    /// A helper the kernels call whose body neither stores to memory nor allocates,
+    /// and calls nothing (`load_ptr_batch`): `returns`, its return statement.
+    StoresNothing,
     /// An argument check: a condition and the error status it returns.
     ArgCheck,
     /// A quick return: a condition under which the function returns success early.
@@ -999,6 +1002,7 @@ impl FactKind {
             FactKind::Wavefront => "wavefront",
             FactKind::MemoryPath => "memory-path",
             FactKind::ScalarGuard => "scalar-guard",
+            FactKind::StoresNothing => "stores-nothing",
             FactKind::ArgCheck => "arg-check",
             FactKind::QuickReturn => "quick-return",
             FactKind::PointerMode => "pointer-mode",

@@ -668,7 +668,7 @@ fn claims(good: &[Entry], next: &mut dyn FnMut(usize) -> Entry, out: &mut Vec<De
         "Yes: even when alpha is zero the kernel reads every element of x and writes y.",
         Some("contradicts-code"),
     );
-    push(11, "It calls `load_ptr_batch(xa, batch, offset_x, stride_x)`, which copies the batch's x into a temporary buffer in global memory before scaling.", None);
+    push(11, "It calls `load_ptr_batch(xa, batch, offset_x, stride_x)`, which copies the batch's x into a temporary buffer in global memory before scaling.", Some("contradicts-code"));
     push(
         0,
         "rocblas_scal_kernel reads x through __ldg and caches alpha in constant memory.",

@@ -31,7 +31,7 @@ use crate::model::{
     LibraryIndex, NodeKind, SymbolKind,
 };
 use bind::Binder;
-use code::{eval_int, split_args, tidy, Body, Scanner, Text};
+use code::{eval_int, one_line, split_args, tidy, Body, Scanner, Text};
 use eval::{condition, known_names, Truth};
 
 /// A file of a library: `(lib, file)`.
@@ -520,6 +520,9 @@ impl<'a> FactReader<'a> {
         // Numerics checking runs only when the handle asks for it; its copies and
         // synchronizations are not what the API itself does.
         let computing = g.reachable_without(crate::model::EdgeKind::CheckNumerics);
+        // Helpers the kernels call that store or call something: no overload of their
+        // name is said to store nothing.
+        let mut impure: BTreeSet<String> = BTreeSet::new();
         for (i, n) in g.nodes.iter().enumerate() {
             match n.kind {
                 NodeKind::Kernel | NodeKind::DeviceHelper => {
@@ -535,6 +538,19 @@ impl<'a> FactReader<'a> {
                     facts.extend(self.device_facts(&binder, i, n, &kv));
                 }
                 NodeKind::Function => {
+                    // A helper the kernels call that stores nothing and calls nothing
+                    // (`load_ptr_batch` returns a pointer): what it does is its return.
+                    if reached_from(g, &launched, i) {
+                        let pure = (!g.edges.iter().any(|e| e.from == i))
+                            .then(|| self.stores_nothing(n))
+                            .flatten();
+                        match pure {
+                            Some(f) => facts.push(f),
+                            None => {
+                                impure.insert(n.name.clone());
+                            }
+                        }
+                    }
                     // A function every call site of which is dead for this API says
                     // nothing about it; one reached under a condition (a size test,
                     // numerics checking asked for) states its facts under it, as
@@ -598,6 +614,7 @@ impl<'a> FactReader<'a> {
                 condition_sites: Vec::new(),
             });
         }
+        facts.retain(|f| f.kind != FactKind::StoresNothing || !impure.contains(&f.subject));
         let mut seen = BTreeSet::new();
         facts.retain(|f| {
             seen.insert((
@@ -1054,6 +1071,35 @@ impl<'a> FactReader<'a> {
             }
         }
         out
+    }
+
+    /// A `stores-nothing` fact of function `n` when its body neither stores to memory
+    /// nor allocates.
+    fn stores_nothing(&self, n: &GraphNode) -> Option<Fact> {
+        let (t, b) = self.code.body(n)?;
+        let body = &t.s[b.open..b.close];
+        if !store_offsets(body).is_empty() {
+            return None;
+        }
+        let returns = body
+            .find("return")
+            .map(|k| one_line(body[k..].split(';').next().unwrap_or("")))
+            .unwrap_or_default();
+        let mut v = BTreeMap::new();
+        v.insert("returns".into(), returns);
+        Some(Fact {
+            kind: FactKind::StoresNothing,
+            subject: n.name.clone(),
+            function: n.name.clone(),
+            lib: n.lib.clone(),
+            file: n.file.clone(),
+            line: n.start_line.max(n.line),
+            end_line: n.end_line.max(n.line),
+            function_lines: (n.start_line, n.end_line),
+            values: v,
+            conditions: Vec::new(),
+            condition_sites: Vec::new(),
+        })
     }
 
     /// Argument checks, quick returns, size queries, pointer-mode branches and (with
@@ -1671,6 +1717,31 @@ pub fn scalar_passing(arg: &str, name: &str) -> Option<bool> {
         .then_some(false)
 }
 
+/// Where a function body stores to memory: an assignment through `*p`, `p[i]` or
+/// `p->m` that starts a statement (a declaration `T* p = ...` or `float a[4] = ...` is
+/// none), or an allocation. Offsets into `body`.
+fn store_offsets(body: &str) -> Vec<usize> {
+    static RE: OnceLock<[Regex; 2]> = OnceLock::new();
+    let [store, alloc] = RE.get_or_init(|| {
+        let r = |p: &str| Regex::new(p).expect("static regex");
+        [
+            r(r"(?:\*\s*\(?\s*[A-Za-z_]\w*\s*\)?|[A-Za-z_][\w.]*\s*\[[^\];]*\]|[A-Za-z_]\w*\s*->\s*[A-Za-z_][\w.]*)\s*(?:[-+*/|&^]|<<|>>)?=[^=]"),
+            r(r"\b(?:malloc|calloc|hipMalloc\w*|hipHostMalloc|new)\b"),
+        ]
+    });
+    let mut out: Vec<usize> = store
+        .find_iter(body)
+        .filter(|m| {
+            let before = body[..m.start()].trim_end();
+            before.is_empty() || before.ends_with([';', '{', '}', ')', ':'])
+        })
+        .map(|m| m.start())
+        .chain(alloc.find_iter(body).map(|m| m.start()))
+        .collect();
+    out.sort_unstable();
+    out
+}
+
 /// The nonzero test of a scalar (`if(alpha)`, `if(alpha != 0)`) that every store of a
 /// kernel's body sits under, or its zero test returning before them
 /// (`if(!alpha) return;`), with the offset of its `if`: a zero scalar stores nothing.
@@ -1678,11 +1749,10 @@ pub fn scalar_passing(arg: &str, name: &str) -> Option<bool> {
 /// declaration `T* p = ...` or `float a[4] = ...` is none); the scalar is a name the
 /// body loads with `load_scalar` or a parameter named for alpha or beta.
 fn scalar_guard(text: &str, b: &code::Body) -> Option<(String, String, usize)> {
-    static RE: OnceLock<[Regex; 4]> = OnceLock::new();
-    let [store, nonzero, param, early_return] = RE.get_or_init(|| {
+    static RE: OnceLock<[Regex; 3]> = OnceLock::new();
+    let [nonzero, param, early_return] = RE.get_or_init(|| {
         let r = |p: &str| Regex::new(p).expect("static regex");
         [
-            r(r"(?:\*\s*\(?\s*[A-Za-z_]\w*\s*\)?|[A-Za-z_][\w.]*\s*\[[^\];]*\])\s*(?:[-+*/|&^]|<<|>>)?=[^=]"),
             r(r"^\(?\s*([A-Za-z_]\w*)\s*(?:!=\s*0(?:\.0*)?f?\s*)?\)?$"),
             r(r"(?i)^(?:alpha|beta)"),
             r(r"\bif\s*\(\s*(?:!\s*\(?\s*([A-Za-z_]\w*)\s*\)?|([A-Za-z_]\w*)\s*==\s*0)\s*\)\s*return\s*;"),
@@ -1690,12 +1760,8 @@ fn scalar_guard(text: &str, b: &code::Body) -> Option<(String, String, usize)> {
     });
     let body = &text[b.open..b.close];
     let mut common: Option<Vec<(String, usize)>> = None;
-    for m in store.find_iter(body) {
-        let before = body[..m.start()].trim_end();
-        if !before.is_empty() && !before.ends_with([';', '{', '}', ')', ':']) {
-            continue;
-        }
-        let (conds, sites) = b.conds_at(b.open + m.start());
+    for at in store_offsets(body) {
+        let (conds, sites) = b.conds_at(b.open + at);
         let here: Vec<(String, usize)> = conds.into_iter().zip(sites).collect();
         common = Some(match common {
             None => here,
@@ -1719,7 +1785,7 @@ fn scalar_guard(text: &str, b: &code::Body) -> Option<(String, String, usize)> {
         return Some(g);
     }
     // `if(!alpha) return;` before every store, in a scope that holds them all.
-    let first_store = store.find(body)?.start();
+    let first_store = *store_offsets(body).first()?;
     early_return
         .captures_iter(&body[..first_store])
         .find_map(|c| {
@@ -1864,6 +1930,11 @@ pub fn describe(f: &Fact) -> String {
             v("grid"),
             v("block"),
             v("lds")
+        ),
+        FactKind::StoresNothing => format!(
+            "{} stores nothing and allocates nothing: {}",
+            f.subject,
+            v("returns")
         ),
         FactKind::ScalarGuard => format!(
             "every store of {} is behind {}: a zero {} stores nothing",

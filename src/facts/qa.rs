@@ -645,6 +645,11 @@ fn statement(f: &Fact) -> Option<String> {
                 ),
             }
         }
+        FactKind::StoresNothing => format!(
+            "{} stores nothing and allocates nothing: its body returns, `{};` ({at}).",
+            code(subject(f)?),
+            slot(f, "returns")?,
+        ),
         FactKind::ScalarGuard => format!(
             "{} stores nothing when {} is zero: every store in it is behind {} ({at}).",
             code(subject(f)?),
@@ -1462,7 +1467,8 @@ fn role_of(kind: FactKind) -> PieceRole {
         | FactKind::Atomic
         | FactKind::Wavefront
         | FactKind::MemoryPath
-        | FactKind::ScalarGuard => PieceRole::Kernel,
+        | FactKind::ScalarGuard
+        | FactKind::StoresNothing => PieceRole::Kernel,
         FactKind::Declaration => PieceRole::Declaration,
         FactKind::Return | FactKind::Definition => PieceRole::Entry,
         _ => PieceRole::Host,

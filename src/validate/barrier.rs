@@ -96,7 +96,7 @@ fn ident_re() -> &'static Regex {
 }
 
 /// The code with `//` and `/* */` comments blanked to spaces, so offsets are kept.
-fn without_comments(code: &str) -> String {
+pub(crate) fn without_comments(code: &str) -> String {
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| Regex::new(r"(?s)//[^\n]*|/\*.*?\*/").expect("static regex"));
     re.replace_all(code, |c: &regex::Captures| " ".repeat(c[0].len()))
@@ -152,7 +152,7 @@ fn thread_dependent_names(code: &str) -> HashSet<String> {
 }
 
 /// The bracket closing the one at `open`.
-fn matching(bytes: &[u8], open: usize) -> Option<usize> {
+pub(crate) fn matching(bytes: &[u8], open: usize) -> Option<usize> {
     let (o, c) = match bytes.get(open)? {
         b'(' => (b'(', b')'),
         b'{' => (b'{', b'}'),

@@ -13,6 +13,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+use super::barrier::{matching, without_comments};
 use super::grounding::ShownPiece;
 
 /// The first sentence that quotes code of the slice for a path the code's branches
@@ -323,27 +324,6 @@ fn terms(cond: &str) -> Vec<String> {
     out
 }
 
-/// The bracket closing the one at `open`.
-fn matching(bytes: &[u8], open: usize) -> Option<usize> {
-    let (o, c) = match bytes.get(open)? {
-        b'(' => (b'(', b')'),
-        b'{' => (b'{', b'}'),
-        _ => return None,
-    };
-    let mut depth = 0i32;
-    for (k, &b) in bytes.iter().enumerate().skip(open) {
-        if b == o {
-            depth += 1;
-        } else if b == c {
-            depth -= 1;
-            if depth == 0 {
-                return Some(k);
-            }
-        }
-    }
-    None
-}
-
 /// The last offset of the statement starting at or after `from`: a block, an `if`
 /// with its `else` chain, a loop with its body, or a plain statement up to its `;`.
 fn statement_end(bytes: &[u8], from: usize) -> Option<usize> {
@@ -400,14 +380,6 @@ fn statement_end(bytes: &[u8], from: usize) -> Option<usize> {
         }
     }
     None
-}
-
-/// The code with `//` and `/* */` comments blanked to spaces, so offsets are kept.
-fn without_comments(code: &str) -> String {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    let re = RE.get_or_init(|| Regex::new(r"(?s)//[^\n]*|/\*.*?\*/").expect("static regex"));
-    re.replace_all(code, |c: &regex::Captures| " ".repeat(c[0].len()))
-        .into_owned()
 }
 
 /// Where `quote` starts in `code`, whitespace aside on both sides: offsets into `code`.

@@ -1024,12 +1024,7 @@ fn device_use(
     claims: &mut usize,
 ) -> Option<String> {
     let p = patterns();
-    let named: BTreeSet<&str> = p
-        .ident
-        .find_iter(s)
-        .map(|m| m.as_str())
-        .filter(|w| table.kernels.contains(*w))
-        .collect();
+    let named = kernels_named(s, table);
     let [kernel] = named.into_iter().collect::<Vec<_>>()[..] else {
         return None;
     };
@@ -1084,6 +1079,16 @@ fn device_use(
         }
     }
     None
+}
+
+/// The kernels of the libraries a sentence names, each once.
+fn kernels_named<'s>(s: &'s str, table: &FactTable) -> BTreeSet<&'s str> {
+    patterns()
+        .ident
+        .find_iter(s)
+        .map(|m| m.as_str())
+        .filter(|w| table.kernels.contains(*w))
+        .collect()
 }
 
 /// A sentence up to its first clause break after the first word (a semicolon, or a
@@ -1192,6 +1197,38 @@ fn walked(apis: &[&ApiFacts]) -> bool {
             .all(|a| a.facts.iter().any(|f| f.kind == FactKind::Launch))
 }
 
+/// A copy into a buffer, or an allocation, said of a helper the kernels call whose body
+/// (every overload the APIs reach) stores nothing and allocates nothing
+/// (`load_ptr_batch` "copies x into a temporary buffer"; it returns a pointer).
+fn helper_effects(s: &str, apis: &[&ApiFacts], claims: &mut usize) -> Option<String> {
+    static RE: OnceLock<[Regex; 2]> = OnceLock::new();
+    let [effect, buffer] = RE.get_or_init(|| {
+        let r = |p: &str| Regex::new(p).expect("static regex");
+        [
+            r(r"(?i)\b(cop(?:y|ies|ying)|stag(?:e|es|ing)|allocat(?:e|es|ing)|writes?|stores?|moves?|transfers?|buffers?)\b"),
+            r(r"(?i)\b(?:temporary|temp|scratch|intermediate|staging|separate|new|local|workspace)\s+(?:buffer|array|copy|storage|memory|workspace)\b|\ballocat\w*"),
+        ]
+    });
+    let p = patterns();
+    if !buffer.is_match(s) || p.denial.is_match(s) || p.alternative.is_match(s) {
+        return None;
+    }
+    let verb = effect.find(s)?;
+    let pure = facts_of_kind(apis, FactKind::StoresNothing);
+    let f = p
+        .ident
+        .find_iter(&s[..verb.start()])
+        .filter_map(|m| pure.iter().find(|f| f.subject == m.as_str()))
+        .last()?;
+    *claims += 1;
+    Some(format!(
+        "the answer says {} copies or allocates; its body stores nothing and allocates nothing ({}: {})",
+        f.subject,
+        at(f),
+        f.values.get("returns").map(String::as_str).unwrap_or("")
+    ))
+}
+
 /// Work said to happen when a scalar is zero ("even when alpha is zero the kernel reads
 /// every element of x and writes y") where every store of the kernels meant sits behind
 /// a nonzero test of that scalar (`if(alpha)`) or returns before them on a zero one:
@@ -1230,12 +1267,7 @@ fn zero_scalar_work<'a>(
         })
     }
     let guard_of = |kernel: &str, among: &[&'a ApiFacts]| guard(kernel, &scalar, among);
-    let named: BTreeSet<&str> = p
-        .ident
-        .find_iter(s)
-        .map(|m| m.as_str())
-        .filter(|w| table.kernels.contains(*w))
-        .collect();
+    let named = kernels_named(s, table);
     let all: Vec<&ApiFacts> = table.apis.values().collect();
     let named: BTreeSet<&str> = if named.is_empty() {
         subject.iter().copied().collect()
@@ -1813,6 +1845,7 @@ pub fn check_about(
             .or_else(|| device_use(s, &facts_of, table, &mut v.claims))
             .or_else(|| host_sync(s, &facts_of, &mut v.claims))
             .or_else(|| zero_scalar_work(s, &facts_of, subject, table, &mut v.claims))
+            .or_else(|| helper_effects(s, &facts_of, &mut v.claims))
             .or_else(|| streams(s, &facts_of, &mut v.claims))
             .or_else(|| parameters(s, table, &index.param_names, &mut v.claims))
             .or_else(|| roles(s, &facts_of, table, &mut v.claims))
@@ -2281,26 +2314,56 @@ mod tests {
         check(answer, &["lib_sscal".to_string()], &FactIndex::new(&t)).expect("the API has facts")
     }
 
+    /// What the fact check says of `answer` with `extra` among `lib_sscal`'s facts, the
+    /// question being about the `subject` kernels.
+    fn contradiction_with(extra: &Fact, answer: &str, subject: &[&str]) -> Option<String> {
+        let mut t = table();
+        t.apis
+            .get_mut("lib_sscal")
+            .unwrap()
+            .facts
+            .push(extra.clone());
+        check_about(
+            answer,
+            &["lib_sscal".to_string()],
+            subject,
+            &FactIndex::new(&t),
+        )
+        .expect("the API has facts")
+        .contradiction
+    }
+
+    #[test]
+    fn a_copy_said_of_a_helper_that_stores_nothing_is_judged() {
+        let pure = fact(
+            FactKind::StoresNothing,
+            "load_ptr_batch",
+            30,
+            &[("returns", "return p + block * stride")],
+        );
+        let judge = |answer: &str| contradiction_with(&pure, answer, &[]);
+        let why = judge("It calls load_ptr_batch(x, batch, stride), which copies x into a temporary buffer before scaling.").expect("it stores nothing");
+        assert!(why.contains("src/scal.hpp:30"), "{why}");
+        assert!(judge("load_ptr_batch allocates a scratch array for each batch.").is_some());
+        for right in [
+            "load_ptr_batch returns the batch's x from the strided base; nothing is copied into a temporary buffer.",
+            "It calls load_ptr_batch, then the kernel writes x in place.",
+            "The kernel copies x into a temporary buffer, using the pointer from load_ptr_batch.",
+        ] {
+            assert_eq!(judge(right), None, "{right}");
+        }
+    }
+
     #[test]
     fn work_said_of_a_zero_scalar_is_judged_by_the_kernels_guard() {
-        let with_guard = |answer: &str, subject: &[&str]| {
-            let mut t = table();
-            let api = t.apis.get_mut("lib_sscal").unwrap();
-            api.facts.push(fact(
-                FactKind::ScalarGuard,
-                "lib_scal_kernel",
-                14,
-                &[("scalar", "alpha"), ("statement", "if(alpha)")],
-            ));
-            check_about(
-                answer,
-                &["lib_sscal".to_string()],
-                subject,
-                &FactIndex::new(&t),
-            )
-            .unwrap()
-            .contradiction
-        };
+        let guard = fact(
+            FactKind::ScalarGuard,
+            "lib_scal_kernel",
+            14,
+            &[("scalar", "alpha"), ("statement", "if(alpha)")],
+        );
+        let with_guard =
+            |answer: &str, subject: &[&str]| contradiction_with(&guard, answer, subject);
         let wrong = "Even when alpha is zero lib_scal_kernel reads and writes every element of x.";
         let why = with_guard(wrong, &[]).expect("every store is behind if(alpha)");
         assert!(
