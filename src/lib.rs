@@ -18,6 +18,7 @@ pub mod index;
 pub mod llm;
 pub mod model;
 pub mod question;
+pub mod review;
 pub mod slice;
 pub mod source;
 pub mod validate;
