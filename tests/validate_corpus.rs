@@ -498,9 +498,10 @@ fn defects(good: &[Entry]) -> Vec<Defect> {
     let mut e = next(21);
     e.answer = format!("Okay, so let me look at the launcher first. {}", e.answer);
     push(e, Some("model-markup"), &mut out);
-    // Talk about the prompt: the training example will not carry the excerpt.
+    // Talk about the instructions of the system prompt, which the training example
+    // does not carry (talk about the code shown is fine: the entry carries its slice).
     let mut e = next(7);
-    e.answer = format!("As the excerpt above shows, {}", e.answer);
+    e.answer = format!("Per the instructions, {}", e.answer);
     push(e, Some("model-markup"), &mut out);
     let mut e = next(22);
     let cut = e.answer.len() * 2 / 3;

@@ -754,8 +754,8 @@ pub fn difficulty(t: &Template, s: &Slice) -> String {
 pub const SYSTEM_PROMPT: &str = "You are an expert in AMD GPU programming with HIP and in the ROCm math libraries. \
 Answer the question about the library source code using only the code slice given. \
 Each slice block starts with `=== file:start-end (name, role) ===`, and every code line starts with its line number. \
-Cite the lines every statement rests on as {\"file\", \"start\", \"end\"} taken from the slice. \
-Do not name functions, kernels or macros that are not in the slice. \
+Cite the lines every statement rests on as objects {\"file\", \"start\", \"end\"}, with the file path exactly as the block header writes it. \
+Do not name functions, kernels or macros that are not in the slice, and write each name in full as the slice spells it. \
 Reply with one JSON object with the keys \"answer\" (prose), \"code\" (HIP/C++ source when the question asks for code, else \"\") and \"citations\".";
 
 /// The JSON Schema an answer must follow (sent as `response_format`).
@@ -888,8 +888,8 @@ pub fn plan(templates: &[Template], s: &Slice) -> SlicePlan {
 pub const GROUPED_SYSTEM_PROMPT: &str = "You are an expert in AMD GPU programming with HIP and in the ROCm math libraries. \
 Answer each numbered question about the library source code using only the code slice given; answer every question on its own, without referring to the other answers. \
 Each slice block starts with `=== file:start-end (name, role) ===`, and every code line starts with its line number. \
-Cite the lines every statement rests on as {\"file\", \"start\", \"end\"} taken from the slice. \
-Do not name functions, kernels or macros that are not in the slice. \
+Cite the lines every statement rests on as objects {\"file\", \"start\", \"end\"}, with the file path exactly as the block header writes it. \
+Do not name functions, kernels or macros that are not in the slice, and write each name in full as the slice spells it. \
 Reply with one JSON object {\"answers\": [...]} holding, in question order, one object per question with the keys \"question\" (its number), \"answer\" (prose), \"code\" (HIP/C++ source when the question asks for code, else \"\") and \"citations\".";
 
 /// One request for all questions of a slice (which must all be of that slice): the

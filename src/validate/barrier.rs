@@ -15,7 +15,7 @@ use regex::Regex;
 
 /// Where a barrier of `code` sits under a thread-dependent condition, described.
 pub fn divergent_barrier(code: &str) -> Option<String> {
-    let code = without_comments(code);
+    let code = without_strings(&without_comments(code));
     let barriers: Vec<usize> = barrier_re().find_iter(&code).map(|m| m.start()).collect();
     if barriers.is_empty() {
         return None;
@@ -33,8 +33,18 @@ pub fn divergent_barrier(code: &str) -> Option<String> {
         let open = m.get(0).expect("match").end() - 1;
         let close = matching(bytes, open)?;
         let head = &code[open + 1..close];
-        // A `for` loop's trip count: its condition, with what its start sets.
-        if !depends(head) {
+        // A `for` loop's trip count: its condition, with what its start sets. A name
+        // the head declares is a new variable, whatever another scope assigns to a
+        // variable of that name: its start value decides.
+        let declared = (keyword == "for").then(|| for_declared(head)).flatten();
+        let head_depends = match declared {
+            Some(name) => ident_re().find_iter(head).any(|m| {
+                let w = m.as_str();
+                w != name && (THREAD_SOURCES.contains(&w) || dependent.contains(w))
+            }),
+            None => depends(head),
+        };
+        if !head_depends {
             continue;
         }
         let mut regions = vec![body_after(bytes, close + 1)?];
@@ -61,6 +71,30 @@ pub fn divergent_barrier(code: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// The name a `for` head declares (`int k = 0; k < n; ++k` declares `k`).
+fn for_declared(head: &str) -> Option<&str> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"^\s*(?:const\s+)?[A-Za-z_][\w:]*(?:<[^;]*>)?\s+([A-Za-z_]\w*)\s*=")
+            .expect("static regex")
+    });
+    re.captures(head).and_then(|c| c.get(1)).map(|m| m.as_str())
+}
+
+/// The code with the text of string and character literals blanked, offsets kept: a
+/// message such as `"kcol = 0"` assigns nothing.
+fn without_strings(code: &str) -> String {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r#""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)'"#).expect("static regex")
+    });
+    re.replace_all(code, |c: &regex::Captures| {
+        let n = c[0].len();
+        format!("\"{}\"", " ".repeat(n.saturating_sub(2)))
+    })
+    .into_owned()
 }
 
 /// Builtins that differ between the threads of a block.
@@ -224,6 +258,10 @@ mod tests {
             // A comment is not code; an equality test is not an assignment.
             "    // if(i < n) __syncthreads();\n    bool same = (n == i);\n    if(n > 0) __syncthreads();\n}\n",
             "    if(i < n) x[i] = 2.f;\n}\n",
+            // A loop variable declared in its head is new, whatever another scope
+            // assigns to a name like it; a string holds no assignment.
+            "    { const int kk = threadIdx.x / 4; s[kk] = 0; }\n    for(int kk = 0; kk < n; ++kk) {\n        __syncthreads();\n    }\n}\n",
+            "    const char* msg = \"k = threadIdx\";\n    for(int j = 0; j < n; ++j) __syncthreads();\n}\n",
         ] {
             let code = format!("{HEAD}{body}");
             assert_eq!(divergent_barrier(&code), None, "{code}");

@@ -925,7 +925,7 @@ fn builtins_in_kernel(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcom
 }
 
 fn quotes_from_slice(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcome {
-    match foreign_quote(c.answer, &found.shown.text, found.shown.squashed()) {
+    match foreign_quote(c.answer, c.code, &found.shown.text, found.shown.squashed()) {
         Some(q) => Err((
             Reason::QuoteNotInSlice,
             format!("quoted as library code but not in the slice: {q}"),

@@ -1838,6 +1838,9 @@ pub fn check_about(
     let mut v = Verdict::default();
     let text = answer.replace('`', " ");
     for s in patterns().sentence.split(&text) {
+        if super::grounding::speaks_of_own_code(s) {
+            continue;
+        }
         let found = kernels(s, apis, table, known, &mut v.claims)
             .or_else(|| launch_conditions(s, apis, table, known, &mut v.claims))
             .or_else(|| launch_architectures(s, apis, table, known, &mut v.claims))
@@ -2084,6 +2087,20 @@ fn grid_rounding(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
     ))
 }
 
+/// Do the words before `name[N]` make it a declaration: `__shared__` and a type, or
+/// "declared", "sized", "allocated" close before it?
+fn declares_size(before: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(concat!(
+            r"(?i)(?:__shared__(?:\s+[A-Za-z_][\w:<>,]*)+|\b(?:declar\w*|sized?|allocat\w*|",
+            r"holds?|array)(?:\s+(?:as|of|with|a|an|the))*)\s*`?\s*$"
+        ))
+        .expect("static regex")
+    });
+    re.is_match(before)
+}
+
 fn shared_sizes(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
     let p = patterns();
     let named: BTreeSet<&str> = p
@@ -2105,6 +2122,12 @@ fn shared_sizes(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
     let mut claimed = Vec::new();
     for c in p.indexed.captures_iter(s) {
         if !named.contains(&c[1]) {
+            continue;
+        }
+        // `sidx[0]` in "the result lands in sidx[0]" indexes the array; only a
+        // declaration (`__shared__ T sidx[256]`, "declared as sidx[256]") gives its size.
+        let start = c.get(0).map_or(0, |m| m.start());
+        if !declares_size(&s[..start]) {
             continue;
         }
         let a = c[2].parse::<i64>().ok();
@@ -2136,6 +2159,18 @@ fn shared_sizes(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
     None
 }
 
+/// Does the sentence speak of an allocation (or the device memory a call takes)?
+fn allocation_failure(s: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"(?i)\balloc\w*|\bout of (?:device )?memory\b|\bnot enough (?:device )?memory\b",
+        )
+        .expect("static regex")
+    })
+    .is_match(s)
+}
+
 fn statuses(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
     let p = patterns();
     let said: BTreeSet<&str> = p.status.find_iter(s).map(|m| m.as_str()).collect();
@@ -2143,6 +2178,11 @@ fn statuses(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
         return None;
     }
     let status = *said.iter().next()?;
+    // "A failed allocation returns rocblas_status_memory_error": the status of the
+    // allocation, not of an argument check, whatever sizes the sentence names.
+    if status.ends_with("_memory_error") && allocation_failure(s) {
+        return None;
+    }
     let mut claimed = atoms_of(s, true);
     for (_, n, r) in &mut claimed {
         if *r == Range::Null && k.numeric_args.contains(n) {

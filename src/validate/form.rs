@@ -186,18 +186,17 @@ fn markup_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(concat!(
-            r"(?i)</?(think|thinking|reasoning|scratchpad)>|<\|[a-z_]+\|>|\[/?INST\]|</?s>",
+            r"(?i)</?(think|thinking|reasoning|scratchpad)>|<\|[a-z_]+\|>|\[/?INST\]",
+            // Sequence tokens stand alone; `aabs<S>` is a template argument.
+            r"|(?-i:\B</?s>)",
             r"|<start_of_turn>|<end_of_turn>",
             r"|\bthe user (wants|asks|is asking|asked|needs)\b",
             r"|\blet me (think|check|look|see|re-?read|recall|reason)\b",
             r"|^\s*(okay|ok|alright|hmm),? (so|let|the)\b",
             r"|\bwait,? (no|actually)\b",
-            // Talk about the prompt, which a training example does not carry with it.
-            r"|\b(the|this|that|these) (excerpts?|slices?)\b",
-            r"|\b(shown|provided|given|quoted|pasted|supplied) (above|below)\b",
-            r"|\b(above|below) (excerpts?|snippets?|listings?|code)\b",
-            r"|\bthe (provided|given|supplied|attached) (code|source|excerpts?|snippets?|files?)\b",
-            r"|\byou (provided|shared|gave|pasted|showed)\b",
+            // Talk about the system prompt's rules. Talk about the code the question
+            // shows ("the slice", "the code above") is fine: an entry carries its slice,
+            // and the export renders it into the user turn.
             r"|\bas (you )?(instructed|requested|asked)\b|\bper (your|the) instructions\b",
             // Chat pleasantries: a reply to a person, not an answer to learn.
             r"|\b(i )?hope (this|that|it) helps\b|\blet me know if\b|\bfeel free to\b",
@@ -362,7 +361,11 @@ fn placeholder(prose: &str) -> Option<String> {
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         Regex::new(concat!(
-            r"\{[A-Za-z_][A-Za-z0-9_]*\}|<[a-z]+(_[a-z]+)+>|\b(TODO|TBD|FIXME|XXX)\b",
+            // `<grid_size>` stands alone; `rocblas_syr_impl<rocblas_int>` is a template.
+            r"\{[A-Za-z_][A-Za-z0-9_]*\}|\B<[a-z]+(_[a-z]+)+>",
+            // A writer's marker opens a line or a bracket or takes a colon; "the TODO
+            // in the code" speaks of the library's own comment.
+            r"|(?m:^\s*|[\[(]\s*)(TODO|TBD|FIXME|XXX)\b|\b(TODO|TBD|FIXME|XXX):",
             r"|(?i)\[(insert|fill|your|add) [^\]]*\]"
         ))
         .expect("static regex")
@@ -398,9 +401,7 @@ mod tests {
             (format!("<think>The user wants NB.</think>\n{GOOD}"), ModelMarkup),
             (format!("Okay, so the launcher is simple. {GOOD}"), ModelMarkup),
             (format!("{GOOD} Let me check the kernel again."), ModelMarkup),
-            (format!("As the excerpt above shows, {GOOD}"), ModelMarkup),
-            (format!("{GOOD} See the code shown above for the host branch."), ModelMarkup),
-            (format!("In the provided code, {GOOD}"), ModelMarkup),
+            (format!("<s>{GOOD}</s>"), ModelMarkup),
             (format!("As instructed, {GOOD}"), ModelMarkup),
             (format!("{GOOD} I hope this helps! Let me know if anything is unclear."), ModelMarkup),
             (format!("Certainly! {GOOD}"), ModelMarkup),
@@ -433,6 +434,14 @@ mod tests {
             "The kernel is named rocblas_scal_kernel (see library/src/blas1/rocblas_scal_kernels.hpp:27)".to_string(),
             "Each thread of the axpy kernel computes one element of y and threads beyond n return without touching memory".to_string(),
             "Its accent é in a name like Schrödinger does not make the prose foreign to the check.".to_string(),
+            // The code the question shows travels with the entry: speaking of it is fine.
+            format!("As the excerpt above shows, {GOOD}"),
+            format!("{GOOD} The slice does not show the launcher; this slice holds the kernel only."),
+            format!("In the provided code, {GOOD}"),
+            // A template argument is no sequence token, a TODO of the library no marker.
+            format!("{GOOD} The norm uses aabs<S> for each element."),
+            format!("{GOOD} As the TODO in the code says, the gfx12 path is a workaround."),
+            format!("{GOOD} INST_SYR_C_API(int64_t) turns into a call to rocblas_syr_impl<rocblas_int>."),
             // A `?` in a condition ends no sentence, in code or in prose.
             "- `reset_info` (a.hpp:206): if not (n <= ((sizeof(T) == 4) ? 180 : (sizeof(T) == 8) ? 127 : 90)) and the loop `while (j < m - blk)` runs.\n- `chk_positive` (a.hpp:238): if not (n <= ((sizeof(T) == 4) ? 180 : (sizeof(T) == 8) ? 127 : 90)) and the loop `while (j < m - blk)` runs.\n- `sqrtDiag` (b.hpp:225): if not (n <= ((sizeof(T) == 4) ? 180 : (sizeof(T) == 8) ? 127 : 90)) and the loop `while (j < m - blk)` runs.".to_string(),
             "At line 12 `blk = (m > 64 ? 127 : 90)` and the loop `while (j < m - blk)` runs.\nAt line 40 `blk = (m > 32 ? 127 : 90)` and the loop `while (j < m - blk)` runs.\nAt line 77 `blk = (m > 16 ? 127 : 90)` and the loop `while (j < m - blk)` runs.".to_string(),

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use crate::model::LibraryIndex;
-use crate::slice::{holds_quote, Trees};
+use crate::slice::{holds_quote, squash, Trees};
 
 /// Source file extensions whose words count as names.
 const SOURCE_EXTS: &[&str] = &[
@@ -36,6 +36,9 @@ pub struct KnownNames {
     /// Per library: the names its index defines (APIs and macros included), to check a
     /// name against the library it is claimed for.
     defined_in: std::collections::BTreeMap<String, HashSet<String>>,
+    /// The tails at an underscore, of two words or more, of the names that carry a
+    /// library prefix: what a shortened name may stand for. Built on first use.
+    tails: OnceLock<HashSet<String>>,
 }
 
 impl KnownNames {
@@ -73,6 +76,7 @@ impl KnownNames {
             prefixes: prefixes.to_vec(),
             files,
             defined_in,
+            tails: OnceLock::new(),
         }
     }
 
@@ -120,6 +124,50 @@ impl KnownNames {
         self.names.contains(name)
     }
 
+    /// Is the name a shortened spelling ([`shortens`]) of a name of the library?
+    pub fn contains_shortened(&self, name: &str) -> bool {
+        if !name.contains('_') {
+            return false;
+        }
+        let tails = self.tails.get_or_init(|| {
+            let mut tails = HashSet::new();
+            for n in self
+                .names
+                .iter()
+                .filter(|n| self.prefixes.iter().any(|p| n.starts_with(p.as_str())))
+            {
+                for (i, _) in n.match_indices('_') {
+                    let tail = &n[i + 1..];
+                    if tail.contains('_') && !tail.starts_with('_') {
+                        tails.insert(tail.to_string());
+                    }
+                }
+            }
+            tails
+        });
+        tails.contains(name)
+    }
+
+    /// Is the name an API or routine of the library written without its prefix
+    /// (`csyr` for `rocblas_csyr`), or the stem of a HIP name (`hipEvent` of
+    /// `hipEvent_t`, `hipEventRecord`)?
+    pub fn contains_unprefixed(&self, name: &str) -> bool {
+        if self
+            .prefixes
+            .iter()
+            .any(|p| self.names.contains(&format!("{p}{name}")))
+        {
+            return true;
+        }
+        name.starts_with("hip")
+            && name.len() > 4
+            && system_words().iter().any(|w| {
+                w.len() > name.len()
+                    && w.starts_with(name)
+                    && w[name.len()..].starts_with(|c: char| c == '_' || c.is_ascii_uppercase())
+            })
+    }
+
     /// Names known.
     pub fn len(&self) -> usize {
         self.names.len()
@@ -132,7 +180,16 @@ impl KnownNames {
 
     /// Is `mention` (a path or a bare file name) a file of a pinned tree?
     pub fn has_file(&self, mention: &str) -> bool {
-        self.files.contains(mention.trim_start_matches("./"))
+        let mention = mention.trim_start_matches("./");
+        // `imp.hpp` for the `_imp.hpp` file of the family: the shortened file name of
+        // a tree's file, as a reader shortens `rocblas_dot_imp.hpp`.
+        self.files.contains(mention)
+            || (!mention.contains('/')
+                && self.files.iter().any(|f| {
+                    f.len() > mention.len() + 1
+                        && f.ends_with(mention)
+                        && f.as_bytes()[f.len() - mention.len() - 1] == b'_'
+                }))
     }
 }
 
@@ -290,6 +347,24 @@ impl<'t> Iterator for Identifiers<'t> {
     }
 }
 
+/// Is `short` a shortened spelling of `full`: its last words at an underscore
+/// (`save_sum` of `rocblas_dot_save_sum`, `invalid_size` of
+/// `rocblas_status_invalid_size`)? Only names of two words or more shorten: a single
+/// word (`size`) names too much to stand for one name.
+pub fn shortens(short: &str, full: &str) -> bool {
+    short.contains('_')
+        && !short.starts_with('_')
+        && full.len() > short.len() + 1
+        && full.ends_with(short)
+        && full.as_bytes()[full.len() - short.len() - 1] == b'_'
+}
+
+/// Math notation written like a name (`l_k`, `a_ij`, `x_i`): short parts joined by
+/// underscores, which prose uses for subscripts, not for the library's names.
+fn math_notation(w: &str) -> bool {
+    w.contains('_') && w.len() <= 6 && w.split('_').all(|p| !p.is_empty() && p.len() <= 2)
+}
+
 /// The identifiers of a text as a set: built once for the code shown, asked by each
 /// check that needs it.
 #[derive(Debug, Default)]
@@ -310,6 +385,18 @@ impl NameSet {
     /// Does the text hold the identifier?
     pub fn contains(&self, w: &str) -> bool {
         self.0.contains(w)
+    }
+
+    /// Does the text hold a name that `w` shortens? Here, in the code the question
+    /// shows, one word will do (`argCheck` of `rocsolver_getrs_argCheck`, `inc1` of
+    /// `rocblas_syr_kernel_inc1`): the slice's own names are few.
+    pub fn contains_shortened(&self, w: &str) -> bool {
+        w.len() >= 3
+            && self.0.iter().any(|full| {
+                full.len() > w.len() + 1
+                    && full.ends_with(w)
+                    && full.as_bytes()[full.len() - w.len() - 1] == b'_'
+            })
     }
 }
 
@@ -416,6 +503,76 @@ fn code_shaped(w: &str) -> bool {
             .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
 }
 
+/// Names of the hardware and its tools that an answer about performance uses and no
+/// source tree holds: GCN/CDNA instructions and rocprof counters.
+const HARDWARE_NAMES: &[&str] = &[
+    "s_barrier",
+    "s_waitcnt",
+    "s_endpgm",
+    "s_sleep",
+    "s_setprio",
+    "s_nop",
+    "s_load_dword",
+    "s_load_dwordx2",
+    "s_load_dwordx4",
+    "s_buffer_load_dword",
+    "v_mfma",
+    "v_fma_f32",
+    "v_fma_f64",
+    "v_mac_f32",
+    "v_add_f32",
+    "v_mul_f32",
+    "v_readfirstlane_b32",
+    "ds_read_b32",
+    "ds_read_b64",
+    "ds_read_b128",
+    "ds_write_b32",
+    "ds_write_b64",
+    "ds_write_b128",
+    "ds_bpermute_b32",
+    "ds_permute_b32",
+    "ds_swizzle_b32",
+    "global_load_dword",
+    "global_load_dwordx2",
+    "global_load_dwordx4",
+    "global_store_dword",
+    "global_store_dwordx2",
+    "global_store_dwordx4",
+    "buffer_load_dword",
+    "buffer_store_dword",
+    "flat_load_dword",
+    "flat_store_dword",
+    "FETCH_SIZE",
+    "WRITE_SIZE",
+    "MemUnitBusy",
+    "MemUnitStalled",
+    "WriteUnitStalled",
+    "VALUBusy",
+    "VALUUtilization",
+    "SALUBusy",
+    "VALUInsts",
+    "SALUInsts",
+    "VFetchInsts",
+    "VWriteInsts",
+    "LDSBankConflict",
+    "LDSInsts",
+    "L2CacheHit",
+    "GPUBusy",
+    "Wavefronts",
+    "TA_BUSY",
+    "TA_BUSY_avr",
+    "TCC_HIT",
+    "TCC_MISS",
+    "SQ_WAVES",
+    "SQ_INSTS_VALU",
+    "SQ_INSTS_SALU",
+    "SQ_INSTS_LDS",
+    "SQ_WAIT_INST_ANY",
+    "GRBM_GUI_ACTIVE",
+    "OccupancyPercent",
+    "MeanOccupancyPerCU",
+];
+
 /// Names the answer uses as code that exist nowhere: not in `known`, not in the code
 /// shown (`shown`, its names), not in `context` (the question and the answer's own
 /// code, which the compile check vouches for). File names are checked by
@@ -427,7 +584,16 @@ pub fn unknown_identifiers(
     known: &KnownNames,
 ) -> Vec<String> {
     let context: HashSet<&str> = identifiers(context).collect();
-    let exists = |w: &str| known.contains(w) || shown.contains(w) || context.contains(w);
+    let exists = |w: &str| {
+        known.contains(w)
+            || shown.contains(w)
+            || context.contains(w)
+            || math_notation(w)
+            || HARDWARE_NAMES.contains(&w)
+            || shown.contains_shortened(w)
+            || known.contains_shortened(w)
+            || known.contains_unprefixed(w)
+    };
     let claims_library = |w: &str| {
         known
             .prefixes
@@ -639,6 +805,15 @@ pub fn unknown_files(answer: &str, known: &KnownNames) -> Vec<String> {
     out
 }
 
+/// Does a file mention name the file at `path`: the path, a tail of it at a `/`, or the
+/// file name shortened at an underscore (`kernels.cpp` for `rocblas_syr_kernels.cpp`)?
+pub fn mentions_file(path: &str, mention: &str) -> bool {
+    path == mention
+        || path.len() > mention.len()
+            && path.ends_with(mention)
+            && matches!(path.as_bytes()[path.len() - mention.len() - 1], b'/' | b'_')
+}
+
 /// A line range of the code shown: `(file, start, end)`.
 pub type ShownRange<'a> = (&'a str, u32, u32);
 
@@ -647,9 +822,30 @@ pub type ShownRange<'a> = (&'a str, u32, u32);
 pub fn range_outside_shown(answer: &str, shown: &[ShownRange]) -> Option<String> {
     let (_, prose) = split_fences(answer);
     let inside = |file: Option<&str>, a: u32, b: u32| {
-        shown.iter().any(|(f, s, e)| {
-            file.is_none_or(|m| *f == m || f.ends_with(&format!("/{m}"))) && *s <= a && b <= *e
-        })
+        shown
+            .iter()
+            .any(|(f, s, e)| file.is_none_or(|m| mentions_file(f, m)) && *s <= a && b <= *e)
+    };
+    // "(lines 906-1074, not shown)", "utility.hpp:34 in the sources": the answer says
+    // itself that the range is not in the code shown.
+    let said_outside = |at: (usize, usize)| {
+        static RE: OnceLock<Regex> = OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(concat!(
+                r"(?i)\b(?:not (?:shown|in the (?:slice|code shown))|outside the (?:slice|code shown)",
+                r"|(?:left|cut) out of the slice|in the (?:library(?:'s)? )?sources?|omitted)\b"
+            ))
+            .expect("static regex")
+        });
+        // The clause around the mention: a file name's own dots end nothing.
+        let (at, after): (usize, usize) = at;
+        let from = prose[..at].rfind(['\n', ';']).map_or(0, |i| i + 1);
+        let from = prose[from..at].rfind(". ").map_or(from, |i| from + i + 2);
+        let to = prose[after..]
+            .find(". ")
+            .or_else(|| prose[after..].find(['\n', ';']))
+            .map_or(prose.len(), |i| after + i);
+        re.is_match(&prose[from..to])
     };
     let num = |m: Option<regex::Match>| m.and_then(|m| m.as_str().parse::<u32>().ok());
     for c in file_mention_re().captures_iter(&prose) {
@@ -657,14 +853,16 @@ pub fn range_outside_shown(answer: &str, shown: &[ShownRange]) -> Option<String>
             continue;
         };
         let b = num(c.get(3)).unwrap_or(a);
-        if b < a || !inside(Some(file), a, b) {
+        let at = c.get(0).map_or((0, 0), |m| (m.start(), m.end()));
+        if b < a || (!inside(Some(file), a, b) && !said_outside(at)) {
             return Some(format!("{file}:{a}-{b}"));
         }
     }
     for c in line_mention_re().captures_iter(&prose) {
         let Some(a) = num(c.get(1)) else { continue };
         let b = num(c.get(2)).unwrap_or(a);
-        if b < a || !inside(None, a, b) {
+        let at = c.get(0).map_or((0, 0), |m| (m.start(), m.end()));
+        if b < a || (!inside(None, a, b) && !said_outside(at)) {
             return Some(c.get(0).map_or(String::new(), |m| m.as_str().to_string()));
         }
     }
@@ -759,7 +957,7 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
             .unwrap_or(a);
         let in_file: Vec<&ShownPiece> = shown
             .iter()
-            .filter(|p| p.file == file || p.file.ends_with(&format!("/{file}")))
+            .filter(|p| mentions_file(p.file, file))
             .collect();
         let Some(piece) = in_file.iter().find(|p| p.start <= a && b <= p.end) else {
             continue;
@@ -794,7 +992,9 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
             })
         };
         let anchored = in_named(true)
-            || names.iter().any(|n| cited.contains(n))
+            || names
+                .iter()
+                .any(|n| cited.contains(n) || cited.iter().any(|full| shortens(n, full)))
             || (in_named(false) && actions_hold(&segment, &lines.join("\n")));
         if !anchored {
             let range = if b > a {
@@ -833,7 +1033,7 @@ fn file_elsewhere(before: &str, file: &str, shown: &[ShownPiece]) -> Option<Stri
     let names = anchors(&before[clause_start..m.start()]);
     let in_file: Vec<&ShownPiece> = shown
         .iter()
-        .filter(|p| p.file == file || p.file.ends_with(&format!("/{file}")))
+        .filter(|p| mentions_file(p.file, file))
         .collect();
     if names.is_empty() || in_file.is_empty() {
         return None;
@@ -894,6 +1094,27 @@ fn builtin_re() -> &'static Regex {
     })
 }
 
+/// Is the sentence about code the answer writes itself (a test, a rewrite, a sketch),
+/// or does it set such code against the library ("where the library uses
+/// hipThreadIdx_y")? Such a sentence makes no claim about the library for the checks
+/// that compare claims with its code: they skip it, all of them through this one test.
+pub fn speaks_of_own_code(sentence: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(concat!(
+            r"(?i)\b(?:my|our)\b",
+            r"|(?-i:\bI (?:wrote|write|use|used|add|added|make|made|keep|kept|move|moved|chose|replace|replaced)\b)",
+            r"|\b(?:this|the|my) (?:version|rewrite|rewritten (?:kernel|code|version)|sketch|proposal",
+            r"|proposed (?:change|kernel|version|code)|test (?:program|harness|kernel|code)|harness",
+            r"|standalone (?:copy|kernel|program|test)|copied kernel|example code|code below)\b",
+            r"|\b(?:where|whereas|while|unlike|than) (?:the (?:library|original|library's)",
+            r"|rocBLAS|rocSOLVER)\b"
+        ))
+        .expect("static regex")
+    })
+    .is_match(sentence)
+}
+
 /// Words that make a sentence deny or weigh alternatives rather than claim.
 fn hedge_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
@@ -931,7 +1152,7 @@ pub fn builtin_not_in_kernel(
 ) -> Option<String> {
     let (_, prose) = split_fences(answer);
     for sentence in sentence_end_re().split(&prose) {
-        if hedge_re().is_match(sentence) {
+        if hedge_re().is_match(sentence) || speaks_of_own_code(sentence) {
             continue;
         }
         let claimed = builtins_in(sentence);
@@ -1103,11 +1324,103 @@ fn quote_shaped(span: &str) -> bool {
             .is_some_and(|i| !s[i + 1..].trim_start().starts_with(')'))
 }
 
+/// Does an inline code span read as code the library writes (a statement, a
+/// declaration, an assignment that changes something), rather than an expression or
+/// equation the answer states itself (`batch_count == 0`, `nitems = n*(n+1)/2`,
+/// `grid((n-1)/64 + 1, 1, batches)` with a constant put in)? Only the former is held
+/// to the slice letter for letter; the latter says a value, which the fact check and
+/// the identifier check judge.
+fn statement_shaped(span: &str) -> bool {
+    static DECL: OnceLock<Regex> = OnceLock::new();
+    let decl = DECL.get_or_init(|| {
+        Regex::new(concat!(
+            r"^(?:(?:if|for|while|return|switch|case|else|do|template|static|const|constexpr",
+            r"|auto|extern|typedef|using|struct|class|namespace|__global__|__device__|__shared__",
+            r"|__host__|ROCBLAS_KERNEL\w*|ROCSOLVER_KERNEL\w*)\b|#)",
+            // A declaration: a type (with template arguments, pointers), then the name.
+            r"|^[A-Za-z_][\w:]*(?:<[^=;]*>)?[\s*&]+[*&]*[A-Za-z_]\w*\s*(?:=[^=]|\(|\[|\{)",
+        ))
+        .expect("static regex")
+    });
+    let s = span.trim();
+    s.contains([';', '{', '}'])
+        || [
+            "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--",
+        ]
+        .iter()
+        .any(|op| s.contains(op))
+        || decl.is_match(s)
+}
+
+/// Is `span` the code shown with only its numbers changed (`alpha != 0 && tid < n` where
+/// the code tests `alpha != 1 && tid < n`)? That is a misquote, whatever its shape.
+fn numbers_changed(span: &str, shown_squashed: &str) -> bool {
+    let squashed = squash(span);
+    if !squashed.chars().any(|c| c.is_ascii_digit()) || squashed.len() < 6 {
+        return false;
+    }
+    let mut pattern = String::new();
+    let mut rest = squashed.as_str();
+    while let Some(i) = rest.find(|c: char| c.is_ascii_digit()) {
+        let before = &rest[..i];
+        // A digit inside a name (`rocblas_sscal_2_kernel`) is the name's.
+        if before.ends_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+            let end = rest[i..]
+                .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .map_or(rest.len(), |k| i + k);
+            pattern.push_str(&regex::escape(&rest[..end]));
+            rest = &rest[end..];
+            continue;
+        }
+        pattern.push_str(&regex::escape(before));
+        let end = rest[i..]
+            .find(|c: char| !c.is_ascii_digit())
+            .map_or(rest.len(), |k| i + k);
+        pattern.push_str(r"\d+");
+        rest = &rest[end..];
+    }
+    pattern.push_str(&regex::escape(rest));
+    Regex::new(&pattern).is_ok_and(|re| re.is_match(shown_squashed))
+}
+
+/// Do the words just before a code span present it as the code's own text ("the line
+/// reads", "is written as", "the expression")?
+fn presented_as_code(before: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(concat!(
+            r"(?i)\b(?:reads?|written(?:\s+as)?|spelled|literally|verbatim|quoted?",
+            r"|(?:line|statement|expression|code)(?:\s+\d+)?)\s*:?\s*$"
+        ))
+        .expect("static regex")
+    });
+    let tail: String = before
+        .chars()
+        .rev()
+        .take(40)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    re.is_match(&tail)
+}
+
+/// The text without parentheses: a macro's `((DIM_X))` quoted as `(DIM_X)` is the same
+/// code.
+fn without_parens(s: &str) -> String {
+    s.chars().filter(|c| !matches!(c, '(' | ')')).collect()
+}
+
 /// Code the answer quotes as the library's (code spans holding an expression or
 /// statement, fenced blocks not presented as an illustration), or a web address, that
 /// the code shown does not hold, compared whole (whitespace aside; an ellipsis splits a quote into
 /// parts, each compared whole). Returns the first such quote, shortened.
-pub fn foreign_quote(answer: &str, shown: &str, shown_squashed: &str) -> Option<String> {
+pub fn foreign_quote(
+    answer: &str,
+    own_code: Option<&str>,
+    shown: &str,
+    shown_squashed: &str,
+) -> Option<String> {
     static URL: OnceLock<Regex> = OnceLock::new();
     let url = URL.get_or_init(|| Regex::new(r#"\bhttps?://[^\s)<>\]`'"]+"#).expect("static regex"));
     // A web address is a quote too: one the code shown does not hold is the model's
@@ -1129,11 +1442,21 @@ pub fn foreign_quote(answer: &str, shown: &str, shown_squashed: &str) -> Option<
         backtick_re()
             .captures_iter(&prose)
             .filter_map(|c| c.get(1))
-            .map(|m| m.as_str().to_string())
-            .filter(|q| quote_shaped(q)),
+            .filter(|m| quote_shaped(m.as_str()))
+            .filter(|m| {
+                statement_shaped(m.as_str())
+                    || presented_as_code(&prose[..m.start() - 1])
+                    || numbers_changed(m.as_str(), shown_squashed)
+            })
+            .map(|m| m.as_str().to_string()),
     );
+    // Code the answer writes itself and then speaks of is its own, not the library's.
+    let own = own_code.map(squash).unwrap_or_default();
     quotes.into_iter().find_map(|q| {
-        (!holds_quote(shown_squashed, &q)).then(|| {
+        let held = holds_quote(shown_squashed, &q)
+            || (!own.is_empty() && holds_quote(&own, &q))
+            || holds_quote(&without_parens(shown_squashed), &without_parens(&q));
+        (!held).then(|| {
             q.split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ")
@@ -1241,6 +1564,7 @@ mod tests {
             .into_iter()
             .map(|(l, ns)| (l.to_string(), ns.iter().map(|n| n.to_string()).collect()))
             .collect(),
+            tails: OnceLock::new(),
         }
     }
 
@@ -1431,6 +1755,71 @@ mod tests {
         );
         assert!(range_outside_shown("rocblas_scal_kernels.hpp:20-30", &shown).is_some());
         assert!(range_outside_shown("lines 50 to 70", &shown).is_some());
+        // A file name shortened at an underscore names the file; a range the answer
+        // itself says is not shown is not held to the slice.
+        assert_eq!(range_outside_shown("See kernels.hpp:30-40.", &shown), None);
+        assert_eq!(
+            unknown_files("See kernels.hpp and scal_kernels.hpp.", &known()),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            range_outside_shown(
+                "The 64-bit split is in lines 127-225, which are not shown.",
+                &shown
+            ),
+            None
+        );
+        assert_eq!(
+            range_outside_shown(
+                "The limit is 1 << 16 (utility.hpp:34 in the sources).",
+                &shown
+            ),
+            None
+        );
+        assert!(range_outside_shown("See kernels.hpp:300.", &shown).is_some());
+    }
+
+    #[test]
+    fn shortened_names_notation_and_hardware_are_no_inventions() {
+        let slice = "rocsolver_getrs_argCheck(n, batch_count); rocblas_syr_kernel_inc1<<<g, t>>>(); rocblas_dot_save_sum(x);";
+        let shown = NameSet::of(slice);
+        for ok in [
+            "`argCheck` rejects a negative batch_count.",
+            "The `inc1` kernel handles unit stride; `save_sum` writes the result.",
+            "With `l_k` the k-th column of L, the update is a rank-one step.",
+            "Watch `VALUBusy`, `FETCH_SIZE` and `s_barrier` stalls in the profile.",
+        ] {
+            assert_eq!(
+                unknown_identifiers(ok, &shown, "", &known()),
+                Vec::<String>::new(),
+                "{ok}"
+            );
+        }
+        // A tail at an underscore of a name of the library (two words at least).
+        assert!(known().contains_shortened("internal_scal_launcher"));
+        assert!(!known().contains_shortened("launcher"));
+        // An invented name stays invented.
+        assert_eq!(
+            unknown_identifiers("`fast_argCheck` runs first.", &shown, "", &known()),
+            ["fast_argCheck"]
+        );
+    }
+
+    #[test]
+    fn sentences_about_the_answers_own_code_are_not_claims() {
+        for own in [
+            "My version threads over the rows with threadIdx.x where the library uses hipThreadIdx_y.",
+            "In the test program each block handles one matrix.",
+            "Unlike the library, the rewritten kernel keeps x in LDS.",
+        ] {
+            assert!(speaks_of_own_code(own), "{own}");
+        }
+        for claim in [
+            "rocblas_scal_kernel reads threadIdx.x for the element.",
+            "The launcher uses 256 threads per block.",
+        ] {
+            assert!(!speaks_of_own_code(claim), "{claim}");
+        }
     }
 
     #[test]
@@ -1540,23 +1929,69 @@ mod tests {
     #[test]
     fn quotes_are_compared_whole() {
         let ok = "It launches with `ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid, threads, 0, stream, n);` and does `x[tid] = alpha * x[tid]`.";
-        assert_eq!(foreign_quote(ok, SLICE, &squash(SLICE)), None);
+        assert_eq!(foreign_quote(ok, None, SLICE, &squash(SLICE)), None);
         // Short quotes count too.
-        assert!(foreign_quote("It does `x[i] *= a`.", SLICE, &squash(SLICE)).is_some());
+        assert!(foreign_quote("It does `x[i] *= a`.", None, SLICE, &squash(SLICE)).is_some());
         assert!(foreign_quote(
             "The code does `x[tid] = alpha * x[tid] + beta;`.",
+            None,
             SLICE,
             &squash(SLICE)
         )
         .is_some());
         let fenced = "```cpp\n  293| rocblas_internal_scal_launcher(rocblas_handle handle,\n    API_INT n)\n```";
-        assert_eq!(foreign_quote(fenced, SLICE, &squash(SLICE)), None);
+        assert_eq!(foreign_quote(fenced, None, SLICE, &squash(SLICE)), None);
         let invented = "The kernel body is:\n```cpp\nx[tid] = beta * x[tid];\n```";
-        assert!(foreign_quote(invented, SLICE, &squash(SLICE)).is_some());
+        assert!(foreign_quote(invented, None, SLICE, &squash(SLICE)).is_some());
         // An illustration is not a quote.
         let sketch = "A simplified sketch of the same idea:\n```cpp\nout[i] = a * in[i];\n```";
-        assert_eq!(foreign_quote(sketch, SLICE, &squash(SLICE)), None);
+        assert_eq!(foreign_quote(sketch, None, SLICE, &squash(SLICE)), None);
+        // Values and conditions the answer states are not quotes; statements are, and so
+        // is the code with only its numbers changed.
+        for stated in [
+            "It returns early when `n == 0`, with `nitems = n*(n+1)/2` items.",
+            "The grid is `grid((n-1)/64 + 1, 1, batches)` with the constant put in.",
+            "Instance b starts at `A + b*stride_A`.",
+        ] {
+            assert_eq!(
+                foreign_quote(stated, None, SLICE, &squash(SLICE)),
+                None,
+                "{stated}"
+            );
+        }
+        assert!(foreign_quote(
+            "It scales with `x[tid] = alpha * x[tid + 1]`.",
+            None,
+            SLICE,
+            &squash(SLICE)
+        )
+        .is_none());
+        assert!(foreign_quote(
+            "The line reads `x[tid] = beta * x[tid]`.",
+            None,
+            SLICE,
+            &squash(SLICE)
+        )
+        .is_some());
+        assert!(foreign_quote(
+            "It launches with `ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid, threads, 1, stream, n)`.",
+            None,
+            SLICE,
+            &squash(SLICE)
+        )
+        .is_some());
+        // Code the answer writes itself and then speaks of is its own.
+        let own = "float* b = reinterpret_cast<float*>(lmem);";
+        assert_eq!(
+            foreign_quote(
+                "It views LDS as `float* b = reinterpret_cast<float*>(lmem)`.",
+                Some(own),
+                SLICE,
+                &squash(SLICE)
+            ),
+            None
+        );
         // A quote cut with an ellipsis: each part must be there.
-        assert_eq!(foreign_quote("```cpp\nrocblas_internal_scal_launcher(rocblas_handle handle, ...\nx[tid] = alpha * x[tid];\n```", SLICE, &squash(SLICE)), None);
+        assert_eq!(foreign_quote("```cpp\nrocblas_internal_scal_launcher(rocblas_handle handle, ...\nx[tid] = alpha * x[tid];\n```", None, SLICE, &squash(SLICE)), None);
     }
 }
