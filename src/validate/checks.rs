@@ -815,7 +815,17 @@ fn files_exist(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
             format!("{r} is not in the code shown"),
         ));
     }
-    if let Some(r) = range_elsewhere(c.answer, &shown_pieces(c.slice, &found.shown.pieces)) {
+    // A find-the-bug prompt showed the changed line: a range citing it cites what the
+    // prompt showed there.
+    let planted;
+    let texts = match c.mutation {
+        Some(m) => {
+            planted = with_planted_line(c.slice, &found.shown.pieces, m);
+            &planted
+        }
+        None => &found.shown.pieces,
+    };
+    if let Some(r) = range_elsewhere(c.answer, &shown_pieces(c.slice, texts)) {
         return Err((Reason::LineRangeElsewhere, r));
     }
     Ok(Some(String::new()))
@@ -870,6 +880,25 @@ fn names_in_slice(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
         ));
     }
     Ok(Some(String::new()))
+}
+
+/// The pieces' texts with the planted line as the prompt showed it.
+fn with_planted_line(slice: &[PieceRef], texts: &[String], m: &Mutation) -> Vec<String> {
+    slice
+        .iter()
+        .zip(texts)
+        .map(|(p, text)| {
+            if p.lib != m.lib || p.file != m.file || m.line < p.start || m.line > p.end {
+                return text.clone();
+            }
+            let k = (m.line - p.start) as usize;
+            text.lines()
+                .enumerate()
+                .map(|(i, l)| if i == k { m.mutated.as_str() } else { l })
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect()
 }
 
 fn shown_pieces<'a>(slice: &'a [PieceRef], texts: &'a [String]) -> Vec<ShownPiece<'a>> {

@@ -1929,9 +1929,22 @@ fn kernels(
     None
 }
 
+/// Does the text end in a factor of a product (`NB_X x `, `DIM_X * `)?
+fn product_before(before: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"[A-Za-z_0-9]\s*(?:x|×|\*)\s*`?$").expect("static regex"))
+        .is_match(before)
+}
+
 fn constants(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
     for c in patterns().constant.captures_iter(s) {
         let name = &c[1];
+        // `TRMVN_DIM_X x TRMVN_DIM_Y = 64 x 16` gives a product's factors in order, not
+        // the last name the first value.
+        let start = c.get(0).map_or(0, |m| m.start());
+        if product_before(&s[..start]) {
+            continue;
+        }
         let Some((values, f)) = k.constants.get(name) else {
             continue;
         };

@@ -362,7 +362,10 @@ pub fn shortens(short: &str, full: &str) -> bool {
 /// Math notation written like a name (`l_k`, `a_ij`, `x_i`): short parts joined by
 /// underscores, which prose uses for subscripts, not for the library's names.
 fn math_notation(w: &str) -> bool {
-    w.contains('_') && w.len() <= 6 && w.split('_').all(|p| !p.is_empty() && p.len() <= 2)
+    let parts: Vec<&str> = w.split('_').collect();
+    parts.len() == 2
+        && parts.iter().all(|p| !p.is_empty())
+        && (parts.iter().all(|p| p.len() <= 2) || (parts[0].len() == 1 && w.len() <= 8))
 }
 
 /// The identifiers of a text as a set: built once for the code shown, asked by each
@@ -992,9 +995,19 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
             })
         };
         let anchored = in_named(true)
-            || names
-                .iter()
-                .any(|n| cited.contains(n) || cited.iter().any(|full| shortens(n, full)))
+            || names.iter().any(|n| {
+                cited.contains(n)
+                    || cited.iter().any(|full| {
+                        full.len() > n.len() + 1
+                            && full.ends_with(n)
+                            && full.as_bytes()[full.len() - n.len() - 1] == b'_'
+                    })
+            })
+            || names.iter().any(|n| {
+                in_file
+                    .iter()
+                    .any(|p| p.name == *n && p.start <= a && b <= p.end && a <= p.start + 4)
+            })
             || (in_named(false) && actions_hold(&segment, &lines.join("\n")));
         if !anchored {
             let range = if b > a {
@@ -1094,6 +1107,25 @@ fn builtin_re() -> &'static Regex {
     })
 }
 
+/// The sentence of `text` holding bytes `start..end`: from the last `. `, line break or
+/// `;` before to the next after (a file name's own dots end nothing).
+fn sentence_around(text: &str, start: usize, end: usize) -> &str {
+    let from = text[..start]
+        .rfind(". ")
+        .map(|i| i + 2)
+        .into_iter()
+        .chain(text[..start].rfind(['\n', ';']).map(|i| i + 1))
+        .max()
+        .unwrap_or(0);
+    let to = text[end..]
+        .find(". ")
+        .into_iter()
+        .chain(text[end..].find('\n'))
+        .min()
+        .map_or(text.len(), |i| end + i);
+    &text[from..to]
+}
+
 /// Is the sentence about code the answer writes itself (a test, a rewrite, a sketch),
 /// or does it set such code against the library ("where the library uses
 /// hipThreadIdx_y")? Such a sentence makes no claim about the library for the checks
@@ -1106,7 +1138,8 @@ pub fn speaks_of_own_code(sentence: &str) -> bool {
             r"|(?-i:\bI (?:wrote|write|use|used|add|added|make|made|keep|kept|move|moved|chose|replace|replaced)\b)",
             r"|\b(?:this|the|my) (?:version|rewrite|rewritten (?:kernel|code|version)|sketch|proposal",
             r"|proposed (?:change|kernel|version|code)|test (?:program|harness|kernel|code)|harness",
-            r"|standalone (?:copy|kernel|program|test)|copied kernel|example code|code below)\b",
+            r"|standalone (?:copy|kernel|program|test)|copied kernel|example code|code below",
+            r"|(?:cpu |host )?reference(?: implementation| code| loop)?|wrapper I\w*)\b",
             r"|\b(?:where|whereas|while|unlike|than) (?:the (?:library|original|library's)",
             r"|rocBLAS|rocSOLVER)\b"
         ))
@@ -1334,11 +1367,13 @@ fn statement_shaped(span: &str) -> bool {
     static DECL: OnceLock<Regex> = OnceLock::new();
     let decl = DECL.get_or_init(|| {
         Regex::new(concat!(
-            r"^(?:(?:if|for|while|return|switch|case|else|do|template|static|const|constexpr",
-            r"|auto|extern|typedef|using|struct|class|namespace|__global__|__device__|__shared__",
-            r"|__host__|ROCBLAS_KERNEL\w*|ROCSOLVER_KERNEL\w*)\b|#)",
-            // A declaration: a type (with template arguments, pointers), then the name.
-            r"|^[A-Za-z_][\w:]*(?:<[^=;]*>)?[\s*&]+[*&]*[A-Za-z_]\w*\s*(?:=[^=]|\(|\[|\{)",
+            r"^(?:(?:if|for|while|return|switch|case|else|do|template|extern|typedef|using",
+            r"|struct|class|namespace|__global__|__device__|__host__",
+            r"|ROCBLAS_KERNEL\w*|ROCSOLVER_KERNEL\w*)\b|#)",
+            // A declaration: a type (qualified, with template arguments, pointers), then
+            // the name and what it is given; `const float* A` alone names a parameter.
+            r"|^(?:(?:const|constexpr|static|volatile|auto|__shared__|extern)\s+)*",
+            r"[A-Za-z_][\w:]*(?:<[^=;]*>)?[\s*&]+[*&]*[A-Za-z_]\w*\s*(?:=[^=]|\(|\[|\{)",
         ))
         .expect("static regex")
     });
@@ -1389,8 +1424,8 @@ fn presented_as_code(before: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         Regex::new(concat!(
-            r"(?i)\b(?:reads?|written(?:\s+as)?|spelled|literally|verbatim|quoted?",
-            r"|(?:line|statement|expression|code)(?:\s+\d+)?)\s*:?\s*$"
+            r"(?i)\b(?:(?:line|statement|code|condition|test|check)(?:\s+\d+)?(?:\s+(?:reads|says|is))?",
+            r"|written(?:\s+as)?|spelled|literally|verbatim|quoted?(?:\s+as)?)\s*:?\s*$"
         ))
         .expect("static regex")
     });
@@ -1405,10 +1440,12 @@ fn presented_as_code(before: &str) -> bool {
     re.is_match(&tail)
 }
 
-/// The text without parentheses: a macro's `((DIM_X))` quoted as `(DIM_X)` is the same
-/// code.
+/// The text without parentheses and braces: a macro's `((DIM_X))` quoted as `(DIM_X)`,
+/// or `if(c) { return s; }` quoted as `if(c) return s;`, is the same code.
 fn without_parens(s: &str) -> String {
-    s.chars().filter(|c| !matches!(c, '(' | ')')).collect()
+    s.chars()
+        .filter(|c| !matches!(c, '(' | ')' | '{' | '}'))
+        .collect()
 }
 
 /// Code the answer quotes as the library's (code spans holding an expression or
@@ -1443,6 +1480,7 @@ pub fn foreign_quote(
             .captures_iter(&prose)
             .filter_map(|c| c.get(1))
             .filter(|m| quote_shaped(m.as_str()))
+            .filter(|m| !speaks_of_own_code(sentence_around(&prose, m.start(), m.end())))
             .filter(|m| {
                 statement_shaped(m.as_str())
                     || presented_as_code(&prose[..m.start() - 1])
