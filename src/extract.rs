@@ -1112,6 +1112,23 @@ pub struct RunSummary {
     pub rejects: usize,
     /// Claims of this run's answers compared with the facts.
     pub fact_check: crate::model::FactCheckCount,
+    /// Answers that failed on form only and were asked once more
+    /// ([`crate::validate::Reason::is_form`]), how many of those were then kept, and the
+    /// tokens the repair requests cost.
+    pub repairs: RepairCount,
+}
+
+/// What the repair requests of a run did and cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RepairCount {
+    /// Repair requests sent.
+    pub asked: usize,
+    /// Answers kept after their repair.
+    pub kept: usize,
+    /// Prompt tokens of the repair requests.
+    pub prompt_tokens: u64,
+    /// Completion tokens of the repair requests.
+    pub completion_tokens: u64,
 }
 
 /// What answering needs besides the plan and the output folder.
@@ -1160,6 +1177,8 @@ struct Waiting<'p> {
 struct Via {
     prompt_sha256: String,
     grouped: Option<crate::model::GroupedRequest>,
+    /// The answer came from a repair request.
+    repaired: bool,
 }
 
 /// The one writer: keeps or rejects finished answers, with duplicate detection and the
@@ -1208,10 +1227,10 @@ impl Writer<'_, '_, '_> {
             citations: v.citations,
             model,
             params: self.cx.params.clone(),
-            prompt_sha256: via.prompt_sha256,
+            prompt_sha256: via.prompt_sha256.clone(),
             usage,
             validation: v.checks,
-            grouped_request: via.grouped,
+            grouped_request: via.grouped.clone(),
             ..question_entry(q, s, self.cx.pin)
         };
         // The contract rocqa validate holds entries to, held here too.
@@ -1229,6 +1248,9 @@ impl Writer<'_, '_, '_> {
         }
         self.seen.insert(&q.id, sig);
         self.summary.entries += 1;
+        if via.repaired {
+            self.summary.repairs.kept += 1;
+        }
         let written = self.out.write_entry(&entry);
         self.record(written, progress);
     }
@@ -1284,6 +1306,34 @@ impl<'p> Ask<'p> {
     fn grouped(&self) -> bool {
         self.questions.len() > 1
     }
+
+    /// A request asking once more for an answer that failed on form only: the question
+    /// as planned, the answer given, and what was wrong with it, quoted.
+    fn repair(q: &'p Question, answer: &str, f: &crate::validate::Failed) -> Ask<'p> {
+        let mut messages = q.messages.clone();
+        messages.push(("assistant".into(), answer.to_string()));
+        messages.push(("user".into(), repair_request(f)));
+        Ask {
+            questions: vec![q],
+            req: ChatRequest {
+                messages: chat_messages(&messages),
+                schema: Some(answer_schema()),
+                max_tokens: None,
+            },
+            prompt_sha256: messages_hash(&messages),
+        }
+    }
+}
+
+/// The repair request's text: the check that failed, with what it found.
+fn repair_request(f: &crate::validate::Failed) -> String {
+    format!(
+        "Your reply was not accepted ({}): {}. Reply again with the whole JSON object \
+         (\"answer\", \"code\", \"citations\"), correcting only that; keep every \
+         statement that was right.",
+        f.reason.as_str(),
+        f.detail
+    )
 }
 
 fn chat_messages(m: &[(String, String)]) -> Vec<Message> {
@@ -1354,6 +1404,10 @@ struct Judge<'a, 'c, 'o, 'p> {
     to_compile: Option<std::sync::mpsc::Sender<Snippet>>,
     /// The code shown of the slices answered last.
     shown: crate::validate::ShownCache,
+    /// Answers that failed on form only, to ask once more after the first round.
+    repairs: Vec<Ask<'p>>,
+    /// The repair round is on: a failure now is final.
+    repairing: bool,
 }
 
 impl<'p> Judge<'_, '_, '_, 'p> {
@@ -1450,6 +1504,7 @@ impl<'p> Judge<'_, '_, '_, 'p> {
                     questions: n as u32,
                     position: k as u32 + 1,
                 }),
+                repaired: self.repairing,
             };
             let answer = answers[k].take().expect("one answer per question");
             self.judge(q, answer, &resp.content, &model, usage, via, progress);
@@ -1478,6 +1533,7 @@ impl<'p> Judge<'_, '_, '_, 'p> {
             catalogue: self.w.cx.catalogue,
             shown: &self.shown,
         };
+        let given = answer.as_ref().ok().cloned();
         let checked = answer.and_then(|a| {
             let checked = check_reply(q, s, &a, &g);
             self.w.summary.fact_check.add(match &checked {
@@ -1488,7 +1544,15 @@ impl<'p> Judge<'_, '_, '_, 'p> {
         });
         let (v, raw) = match checked {
             Ok(x) => x,
-            Err(f) => return self.w.fail(q, s, f, reply, usage, progress),
+            Err(f) => {
+                // A right answer in the wrong form is asked for once more, showing what
+                // failed; the reject is written if the repair fails too.
+                if let (false, true, Some(a)) = (self.repairing, f.reason.is_form(), &given) {
+                    self.repairs.push(Ask::repair(q, a, &f));
+                    return;
+                }
+                return self.w.fail(q, s, f, reply, usage, progress);
+            }
         };
         let pending = Waiting {
             q,
@@ -1585,6 +1649,8 @@ pub fn run(
             waiting: Default::default(),
             to_compile: Some(to_compile),
             shown: Default::default(),
+            repairs: Vec::new(),
+            repairing: false,
         };
         let mut again: Vec<&Question> = Vec::new();
         let reqs: Vec<ChatRequest> = asks.iter().map(|a| a.req.clone()).collect();
@@ -1602,6 +1668,23 @@ pub fn run(
                     j.settle(outcomes, progress);
                 }
                 j.take(&singles[i], result, progress);
+            });
+        }
+        // The repair round: each answer that failed on form only, asked once more.
+        let repairs = std::mem::take(&mut j.repairs);
+        if !repairs.is_empty() {
+            j.repairing = true;
+            j.w.summary.repairs.asked = repairs.len();
+            let reqs: Vec<ChatRequest> = repairs.iter().map(|a| a.req.clone()).collect();
+            client.run_batch(&reqs, |i, result| {
+                while let Ok(outcomes) = compiled.try_recv() {
+                    j.settle(outcomes, progress);
+                }
+                if let Ok(r) = &result {
+                    j.w.summary.repairs.prompt_tokens += r.usage.prompt_tokens;
+                    j.w.summary.repairs.completion_tokens += r.usage.completion_tokens;
+                }
+                j.take(&repairs[i], result, progress);
             });
         }
         // No more code comes: the compile thread ends once its queue is empty.

@@ -192,6 +192,22 @@ impl Reason {
         }
     }
 
+    /// A failure of form only, which a model fixes when told what it was (markup, an
+    /// unclosed span, a slot left empty, no answer object, no citations, no code where
+    /// code was asked): worth one repair request, unlike a false or ungrounded claim.
+    pub fn is_form(self) -> bool {
+        use Reason::*;
+        matches!(
+            self,
+            Json | ModelMarkup
+                | UnbalancedMarkdown
+                | ControlCharacters
+                | EmptySlot
+                | CitationsPresent
+                | CodePresent
+        )
+    }
+
     /// The reason for a compile check stage (`screen`, `frontend`, `backend`, `limit`).
     pub fn of_compile_stage(stage: &str) -> Reason {
         match stage {

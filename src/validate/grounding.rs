@@ -824,10 +824,20 @@ pub type ShownRange<'a> = (&'a str, u32, u32);
 /// that is not inside the code shown, described.
 pub fn range_outside_shown(answer: &str, shown: &[ShownRange]) -> Option<String> {
     let (_, prose) = split_fences(answer);
+    // A range inside one piece, or spanning pieces of one file shown one after the
+    // other with a short gap between them (parameter lines a slice leaves out): its
+    // ends are in the code shown and so is most of it.
     let inside = |file: Option<&str>, a: u32, b: u32| {
-        shown
+        let of_file: Vec<&ShownRange> = shown
             .iter()
-            .any(|(f, s, e)| file.is_none_or(|m| mentions_file(f, m)) && *s <= a && b <= *e)
+            .filter(|(f, _, _)| file.is_none_or(|m| mentions_file(f, m)))
+            .collect();
+        if of_file.iter().any(|(_, s, e)| *s <= a && b <= *e) {
+            return true;
+        }
+        let holds = |l: u32| of_file.iter().any(|(_, s, e)| *s <= l && l <= *e);
+        let uncovered = (a..=b).filter(|l| !holds(*l)).count() as u32;
+        holds(a) && holds(b) && uncovered <= 12 && 2 * uncovered < b - a + 1
     };
     // "(lines 906-1074, not shown)", "utility.hpp:34 in the sources": the answer says
     // itself that the range is not in the code shown.
@@ -967,7 +977,9 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
         };
         let segment = file_mention_re().replace_all(&segment, " ");
         let names = anchors(&segment);
-        if names.is_empty() {
+        // "takes a plain float* and no batch count (potf2.cpp:40)" cites the lines for
+        // what they lack.
+        if names.is_empty() || negation_re().is_match(&segment) {
             continue;
         }
         // The lines cited, widened by two each way within the piece.
@@ -990,7 +1002,7 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
             last.is_some_and(|n| {
                 in_file.iter().any(|p| {
                     let head_or_most = a <= p.start + 4 || 2 * (b - a + 1) > p.end - p.start;
-                    p.name == n && p.start <= a && b <= p.end && (head_or_most || !whole)
+                    names_piece(n, p.name) && p.start <= a && b <= p.end && (head_or_most || !whole)
                 })
             })
         };
@@ -1004,9 +1016,10 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
                     })
             })
             || names.iter().any(|n| {
-                in_file
-                    .iter()
-                    .any(|p| p.name == *n && p.start <= a && b <= p.end && a <= p.start + 4)
+                in_file.iter().any(|p| {
+                    let head_or_most = a <= p.start + 4 || 2 * (b - a + 1) > p.end - p.start;
+                    names_piece(n, p.name) && p.start <= a && b <= p.end && head_or_most
+                })
             })
             || (in_named(false) && actions_hold(&segment, &lines.join("\n")));
         if !anchored {
@@ -1022,6 +1035,15 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
         }
     }
     None
+}
+
+/// Does `said` name the function `name`: the name itself, or its tail at an
+/// underscore (`argCheck` of `rocsolver_potf2_potrf_argCheck`)?
+fn names_piece(said: &str, name: &str) -> bool {
+    said == name
+        || name.len() > said.len() + 1
+            && name.ends_with(said)
+            && name.as_bytes()[name.len() - said.len() - 1] == b'_'
 }
 
 /// A file named as where something is (`rocblas_scal_kernel` is defined in
@@ -1146,6 +1168,15 @@ pub fn speaks_of_own_code(sentence: &str) -> bool {
         .expect("static regex")
     })
     .is_match(sentence)
+}
+
+/// Words that deny: a sentence with one says what code lacks or does not do.
+fn negation_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)\b(?:no|not|never|none|without|neither|nor|\w+n't)\b")
+            .expect("static regex")
+    })
 }
 
 /// Words that make a sentence deny or weigh alternatives rather than claim.
@@ -1440,6 +1471,65 @@ fn presented_as_code(before: &str) -> bool {
     re.is_match(&tail)
 }
 
+/// Does the code shown hold `quote` with at most two words left out (a type, `try`,
+/// `const`: `for(b_base = 0; ...)` of `for(int64_t b_base = 0; ...)`), its operators
+/// and punctuation all kept? Leaving out words changes no operation; leaving out a `!`
+/// or a `-` would, so symbols never count as left out.
+fn words_left_out(shown: &str, quote: &str) -> bool {
+    fn tokens(s: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i].is_ascii_whitespace() {
+                i += 1;
+            } else if b[i].is_ascii_alphanumeric() || b[i] == b'_' {
+                let j = (i..b.len())
+                    .find(|&j| !(b[j].is_ascii_alphanumeric() || b[j] == b'_'))
+                    .unwrap_or(b.len());
+                out.push(&s[i..j]);
+                i = j;
+            } else {
+                let w = s[i..].chars().next().map_or(1, char::len_utf8);
+                out.push(&s[i..i + w]);
+                i += w;
+            }
+        }
+        out
+    }
+    fn held(code: &[&str], q: &[&str]) -> bool {
+        let word = |t: &str| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        'start: for first in (0..code.len()).filter(|&i| code[i] == q[0]) {
+            let (mut i, mut skipped) = (first, 0);
+            for t in q {
+                while i < code.len() && code[i] != *t {
+                    if !word(code[i]) || skipped == 2 {
+                        continue 'start;
+                    }
+                    skipped += 1;
+                    i += 1;
+                }
+                if i == code.len() {
+                    continue 'start;
+                }
+                i += 1;
+            }
+            return true;
+        }
+        false
+    }
+    // An ellipsis cuts the quote into parts, each held on its own.
+    let parts: Vec<Vec<&str>> = quote
+        .split("...")
+        .flat_map(|p| p.split('\u{2026}'))
+        .map(tokens)
+        .filter(|t| !t.is_empty())
+        .collect();
+    let total: usize = parts.iter().map(Vec::len).sum();
+    let code = tokens(shown);
+    total >= 4 && parts.iter().all(|p| held(&code, p))
+}
+
 /// The text without parentheses and braces: a macro's `((DIM_X))` quoted as `(DIM_X)`,
 /// or `if(c) { return s; }` quoted as `if(c) return s;`, is the same code.
 fn without_parens(s: &str) -> String {
@@ -1493,7 +1583,8 @@ pub fn foreign_quote(
     quotes.into_iter().find_map(|q| {
         let held = holds_quote(shown_squashed, &q)
             || (!own.is_empty() && holds_quote(&own, &q))
-            || holds_quote(&without_parens(shown_squashed), &without_parens(&q));
+            || holds_quote(&without_parens(shown_squashed), &without_parens(&q))
+            || words_left_out(shown, &q);
         (!held).then(|| {
             q.split_whitespace()
                 .collect::<Vec<_>>()
