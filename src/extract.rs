@@ -1115,20 +1115,7 @@ pub struct RunSummary {
     /// Answers that failed on form only and were asked once more
     /// ([`crate::validate::Reason::is_form`]), how many of those were then kept, and the
     /// tokens the repair requests cost.
-    pub repairs: RepairCount,
-}
-
-/// What the repair requests of a run did and cost.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RepairCount {
-    /// Repair requests sent.
-    pub asked: usize,
-    /// Answers kept after their repair.
-    pub kept: usize,
-    /// Prompt tokens of the repair requests.
-    pub prompt_tokens: u64,
-    /// Completion tokens of the repair requests.
-    pub completion_tokens: u64,
+    pub repairs: crate::model::RepairCount,
 }
 
 /// What answering needs besides the plan and the output folder.
@@ -1230,7 +1217,7 @@ impl Writer<'_, '_, '_> {
             prompt_sha256: via.prompt_sha256.clone(),
             usage,
             validation: v.checks,
-            grouped_request: via.grouped.clone(),
+            grouped_request: via.grouped,
             ..question_entry(q, s, self.cx.pin)
         };
         // The contract rocqa validate holds entries to, held here too.

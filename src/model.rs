@@ -1258,3 +1258,16 @@ mod tests {
         );
     }
 }
+
+/// What the repair requests of a run did and cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepairCount {
+    /// Repair requests sent.
+    pub asked: usize,
+    /// Answers kept after their repair.
+    pub kept: usize,
+    /// Prompt tokens of the repair requests.
+    pub prompt_tokens: u64,
+    /// Completion tokens of the repair requests.
+    pub completion_tokens: u64,
+}

@@ -1084,6 +1084,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     manifest.model = Some(model);
     manifest.params = params;
     manifest.fact_check = Some(summary.fact_check);
+    manifest.repairs = Some(summary.repairs);
     manifest.add_llm_totals(&dir, serde_json::to_value(client.totals())?)?;
     manifest.duration_ms = t0.elapsed().as_millis() as u64;
     manifest.count_outputs(&dir)?;
@@ -1112,6 +1113,11 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     say!(
         "llm: {} requests, {} cache hits, {} retries, {} failures; {} prompt + {} completion tokens",
         t.requests, t.cache_hits, t.retries, t.failures, t.prompt_tokens, t.completion_tokens
+    );
+    let r = summary.repairs;
+    say!(
+        "repairs: {} answers failed on form only and were asked once more, {} then kept; {} prompt + {} completion tokens",
+        r.asked, r.kept, r.prompt_tokens, r.completion_tokens
     );
     Ok(if manifest.entries + manifest.rejects == 0 {
         1

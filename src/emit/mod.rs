@@ -378,6 +378,9 @@ pub struct Manifest {
     /// (`contradicts-code`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fact_check: Option<crate::model::FactCheckCount>,
+    /// This run's repair requests: answers that failed on form only, asked once more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repairs: Option<crate::model::RepairCount>,
 }
 
 /// Planning figures of a run, written by every run and the point of a dry run.
