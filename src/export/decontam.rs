@@ -26,6 +26,13 @@ use crate::validate::file::eval_item;
 /// Cosine from which an entry and an evaluation item say the same thing in other words.
 pub const PARAPHRASE_THRESHOLD: f64 = 0.6;
 
+/// How far below an item's best entry another entry may be and still count as its
+/// paraphrase (the same text under two API names).
+pub const PARAPHRASE_MARGIN: f64 = 0.02;
+
+/// Cosine from which a side sharing a 13-gram with an evaluation item is that item's.
+pub const NGRAM_CONFIRM: f64 = 0.9;
+
 /// An evaluation set to check against: its file and, optionally, the SHA-256 it must
 /// have.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,8 +72,8 @@ pub struct EvalData {
     pub spec: EvalSpec,
     pub sha256: String,
     set: EvalSet,
-    /// Each item's question and answer, for the paraphrase measure.
-    texts: Vec<String>,
+    /// Each item's question, answer, and both, for the cosine measures.
+    items: Vec<[String; 3]>,
 }
 
 /// Reads an evaluation set (question/answer, Alpaca or ShareGPT/OpenAI messages per
@@ -85,17 +92,18 @@ pub fn load(spec: &EvalSpec) -> Result<EvalData, ExportError> {
         }
     }
     let mut set = EvalSet::named(&spec.path.display().to_string());
-    let mut texts = Vec::new();
+    let mut items = Vec::new();
     for v in crate::emit::read_jsonl::<serde_json::Value>(&spec.path)? {
         let (q, a) = eval_item(&v);
         set.add(&q, &a);
-        texts.push(format!("{q}\n{a}"));
+        let both = format!("{q}\n{a}");
+        items.push([q, a, both]);
     }
     Ok(EvalData {
         spec: spec.clone(),
         sha256,
         set,
-        texts,
+        items,
     })
 }
 
@@ -113,9 +121,10 @@ pub enum Finding {
 pub struct Hit {
     pub id: String,
     pub finding: Finding,
-    /// The evaluation item (line order) a paraphrase matched.
+    /// The evaluation item (its line) most like the entry.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub item: Option<usize>,
+    /// Their TF-IDF cosine on the side found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cosine: Option<f64>,
 }
@@ -169,16 +178,22 @@ fn entry_text(e: &Entry) -> String {
     )
 }
 
-/// Checks every entry against every set: which entries are contaminated (by any set),
-/// and a report per set.
-pub fn check(entries: &[&Entry], evals: &[EvalData]) -> (Vec<bool>, Vec<EvalReport>) {
-    let mut dirty = vec![false; entries.len()];
-    let texts: Vec<String> = entries.iter().map(|e| entry_text(e)).collect();
-    // Rarity over everything compared: entries and evaluation items alike.
+/// Postings of one side of an evaluation set's items: word -> (item, weight).
+type Postings<'a> = HashMap<&'a str, Vec<(usize, f64)>>;
+
+fn postings(vecs: &[Vec<(String, f64)>]) -> Postings<'_> {
+    let mut p: Postings = HashMap::new();
+    for (k, v) in vecs.iter().enumerate() {
+        for (w, x) in v {
+            p.entry(w.as_str()).or_default().push((k, *x));
+        }
+    }
+    p
+}
+
+/// Inverse document frequencies over every text compared.
+fn idf_of<'a>(docs: impl Iterator<Item = &'a String>) -> HashMap<String, f64> {
     let mut df: HashMap<String, f64> = HashMap::new();
-    let docs = texts
-        .iter()
-        .chain(evals.iter().flat_map(|s| s.texts.iter()));
     let mut n_docs = 0.0;
     for t in docs {
         n_docs += 1.0;
@@ -189,37 +204,76 @@ pub fn check(entries: &[&Entry], evals: &[EvalData]) -> (Vec<bool>, Vec<EvalRepo
             *df.entry(w).or_default() += 1.0;
         }
     }
-    let idf: HashMap<String, f64> = df
-        .into_iter()
+    df.into_iter()
         .map(|(w, d)| (w, (n_docs / d).ln()))
+        .collect()
+}
+
+/// Checks every entry against every set: which entries are contaminated (by any set),
+/// and a report per set. A shared 13-gram alone is not a finding: fact entries of one
+/// template share whole phrases (`only when ... does not hold`), so the side it was
+/// found on must also be the same text by [`NGRAM_CONFIRM`] (TF-IDF cosine).
+pub fn check(entries: &[&Entry], evals: &[EvalData]) -> (Vec<bool>, Vec<EvalReport>) {
+    let mut dirty = vec![false; entries.len()];
+    let sides = |e: &Entry| [e.question.clone(), e.answer.clone(), entry_text(e)];
+    let entry_texts: Vec<[String; 3]> = entries.iter().map(|e| sides(e)).collect();
+    // Rarity over everything compared: entries and evaluation items alike.
+    let idf = idf_of(
+        entry_texts
+            .iter()
+            .map(|t| &t[2])
+            .chain(evals.iter().flat_map(|s| s.items.iter().map(|i| &i[2]))),
+    );
+    let entry_vecs: Vec<[Vec<(String, f64)>; 3]> = entry_texts
+        .iter()
+        .map(|t| [0, 1, 2].map(|k| weights(&t[k], &idf)))
         .collect();
-    let entry_vecs: Vec<Vec<(String, f64)>> = texts.iter().map(|t| weights(t, &idf)).collect();
     let mut reports = Vec::new();
     for set in evals {
-        let mut postings: HashMap<&str, Vec<(usize, f64)>> = HashMap::new();
-        let item_vecs: Vec<Vec<(String, f64)>> =
-            set.texts.iter().map(|t| weights(t, &idf)).collect();
-        for (k, v) in item_vecs.iter().enumerate() {
-            for (w, x) in v {
-                postings.entry(w.as_str()).or_default().push((k, *x));
-            }
+        let item_vecs: [Vec<Vec<(String, f64)>>; 3] =
+            [0, 1, 2].map(|k| set.items.iter().map(|i| weights(&i[k], &idf)).collect());
+        let posts: Vec<Postings> = item_vecs.iter().map(|v| postings(v)).collect();
+        // A reworded item leaks the entry it is closest to: per item, the entries at its
+        // best cosine (within PARAPHRASE_MARGIN), not every sibling of one template.
+        let para_threshold = PARAPHRASE_THRESHOLD;
+        let para: Vec<Option<(usize, f64)>> = entry_vecs
+            .iter()
+            .map(|v| best_item(&v[2], &posts[2]).filter(|(_, c)| *c >= para_threshold))
+            .collect();
+        let mut item_best: HashMap<usize, f64> = HashMap::new();
+        for (k, c) in para.iter().flatten() {
+            let b = item_best.entry(*k).or_insert(0.0);
+            *b = b.max(*c);
         }
         let mut hits = Vec::new();
         for (i, e) in entries.iter().enumerate() {
-            let finding = match set.set.overlap(&e.question, &e.answer) {
-                Some(Overlap::Question) => Some((Finding::Question, None, None)),
-                Some(Overlap::Answer) => Some((Finding::Answer, None, None)),
-                None => best_item(&entry_vecs[i], &postings)
-                    .filter(|(_, c)| *c >= PARAPHRASE_THRESHOLD)
-                    .map(|(k, c)| (Finding::Paraphrase, Some(k + 1), Some(c))),
+            let confirmed = |side: usize| {
+                best_item(&entry_vecs[i][side], &posts[side]).filter(|(_, c)| *c >= NGRAM_CONFIRM)
             };
-            if let Some((finding, item, cosine)) = finding {
+            let found = if set.set.overlap(&e.question, "") == Some(Overlap::Question) {
+                confirmed(0).map(|(k, c)| (Finding::Question, k, c))
+            } else {
+                None
+            }
+            .or_else(|| {
+                if set.set.overlap("", &e.answer) == Some(Overlap::Answer) {
+                    confirmed(1).map(|(k, c)| (Finding::Answer, k, c))
+                } else {
+                    None
+                }
+            })
+            .or_else(|| {
+                para[i]
+                    .filter(|(k, c)| *c + PARAPHRASE_MARGIN >= item_best[k])
+                    .map(|(k, c)| (Finding::Paraphrase, k, c))
+            });
+            if let Some((finding, item, cosine)) = found {
                 dirty[i] = true;
                 hits.push(Hit {
                     id: e.id.clone(),
                     finding,
-                    item,
-                    cosine: cosine.map(|c| (c * 1000.0).round() / 1000.0),
+                    item: Some(item + 1),
+                    cosine: Some((cosine * 1000.0).round() / 1000.0),
                 });
             }
         }
@@ -228,20 +282,17 @@ pub fn check(entries: &[&Entry], evals: &[EvalData]) -> (Vec<bool>, Vec<EvalRepo
             found.insert(f.to_string(), 0);
         }
         for h in &hits {
-            *found
-                .entry(
-                    serde_json::to_value(h.finding)
-                        .expect("serializes")
-                        .as_str()
-                        .unwrap_or("")
-                        .to_string(),
-                )
-                .or_default() += 1;
+            let name = match h.finding {
+                Finding::Question => "question",
+                Finding::Answer => "answer",
+                Finding::Paraphrase => "paraphrase",
+            };
+            *found.entry(name.to_string()).or_default() += 1;
         }
         reports.push(EvalReport {
             file: set.spec.path.display().to_string(),
             sha256: set.sha256.clone(),
-            items: set.texts.len(),
+            items: set.items.len(),
             entries_checked: entries.len(),
             found,
             hits,

@@ -344,7 +344,7 @@ mod tests {
     #[test]
     fn apportioning_sums_to_the_total() {
         assert_eq!(apportion(10, &[1.0, 1.0, 1.0]), vec![4, 3, 3]);
-        assert_eq!(apportion(7, &[0.5, 0.25, 0.25]), vec![4, 2, 1]);
+        assert_eq!(apportion(7, &[0.5, 0.25, 0.25]), vec![3, 2, 2]);
         assert_eq!(apportion(5, &[0.0]), vec![0]);
     }
 
