@@ -645,3 +645,29 @@ fn planted_leaks_are_found_and_the_clean_part_stays() {
         "{said}"
     );
 }
+
+#[test]
+fn bad_input_is_named_with_what_to_do() {
+    let root = project("");
+    let mix = root.path().join("mix.toml");
+    std::fs::write(
+        &mix,
+        "seed = 1\n[[source]]\nentries = [\"out/rocblas/6.4.4\"]\n[quota.colour]\nred = 3\n",
+    )
+    .unwrap();
+    let (code, said) = rocqa(root.path(), &["mix", mix.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        said.contains("mix.toml") && said.contains("colour"),
+        "{said}"
+    );
+    let (code, said) = rocqa(root.path(), &["export", "nowhere/entries.jsonl"]);
+    assert_eq!(code, 2);
+    assert!(
+        said.contains("nowhere/entries.jsonl") && said.contains("run folder"),
+        "{said}"
+    );
+    let (code, said) = rocqa(root.path(), &["export", "--generator", "fact"]);
+    assert_eq!(code, 2);
+    assert!(said.contains("facts, mutation or llm"), "{said}");
+}

@@ -89,11 +89,6 @@ pub struct OutArgs {
 }
 
 pub(super) fn run_export(layout: &Layout, a: ExportArgs) -> Result<i32> {
-    let files = if a.entries.is_empty() {
-        every_run(layout)?
-    } else {
-        a.entries.clone()
-    };
     let filters = Filters {
         reviewed_only: a.reviewed_only,
         category: a.category,
@@ -105,6 +100,11 @@ pub(super) fn run_export(layout: &Layout, a: ExportArgs) -> Result<i32> {
     }
     .compile()
     .map_err(anyhow::Error::msg)?;
+    let files = if a.entries.is_empty() {
+        every_run(layout)?
+    } else {
+        a.entries.clone()
+    };
     let mut counts = SelectCounts::default();
     let rows = select(&files, &filters, &mut counts)?;
     let report = ExportReport {

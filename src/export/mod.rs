@@ -38,7 +38,7 @@ pub enum ExportError {
     Emit(#[from] EmitError),
     #[error(transparent)]
     Review(#[from] ReviewError),
-    #[error("{path}: {action}: {source}")]
+    #[error("{path}: cannot {action}")]
     Io {
         path: PathBuf,
         action: &'static str,
