@@ -11,6 +11,7 @@
 pub mod cli;
 pub mod config;
 pub mod emit;
+pub mod export;
 pub mod extract;
 pub mod facts;
 pub mod graph;

@@ -19,6 +19,7 @@ macro_rules! say {
     ($($t:tt)*) => { write_out(format_args!($($t)*)) };
 }
 
+mod export;
 mod precise;
 
 fn write_out(args: std::fmt::Arguments) {
@@ -72,6 +73,11 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Print the facts read off the code of an API: launches, LDS, checks, statuses.
     Facts(FactsArgs),
+    /// Write kept entries as training files (ShareGPT, OpenAI, Alpaca, Parquet) with
+    /// splits, loader configs and a dataset card.
+    Export(export::ExportArgs),
+    /// Export a data mix described by a mix file (sources, quotas, weights, caps, seed).
+    Mix(export::MixArgs),
 }
 
 /// `rocqa facts`.
@@ -378,6 +384,8 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Check => run_check(&layout),
         Command::Validate(a) => run_validate(&layout, a),
         Command::Facts(a) => run_facts(&layout, a),
+        Command::Export(a) => export::run_export(&layout, a),
+        Command::Mix(a) => export::run_mix(&layout, a),
     }
 }
 

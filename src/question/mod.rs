@@ -803,7 +803,7 @@ pub struct SlicePlan {
 }
 
 /// The first line of every user message: which code this is.
-fn prompt_head(s: &Slice) -> String {
+pub fn prompt_head(s: &Slice) -> String {
     format!(
         "Code slice of {lib} {version}, API family `{family}` ({apis}):\n\n",
         lib = s.lib,

@@ -868,6 +868,37 @@ fn block(
     text
 }
 
+/// A stored piece of an entry's slice as the prompt showed it: its header and numbered
+/// lines, read from `lines` (the file at the pinned version). The role's note and the
+/// macro expansion are not stored in an entry, so neither is shown.
+pub fn piece_from_range(p: &crate::model::PieceRef, lines: &[String]) -> SlicePiece {
+    let node = crate::model::GraphNode {
+        id: format!("{}:{}:{}:{}", p.lib, p.file, p.start, p.name),
+        name: p.name.clone(),
+        kind: crate::model::NodeKind::Function,
+        lib: p.lib.clone(),
+        file: p.file.clone(),
+        line: p.start,
+        start_line: p.start,
+        end_line: p.end,
+        depth: 0,
+        note: None,
+    };
+    let text = block(&node, p.role.label(), lines, p.start, p.end, None);
+    SlicePiece {
+        role: p.role,
+        name: p.name.clone(),
+        lib: p.lib.clone(),
+        file: p.file.clone(),
+        start: p.start,
+        end: p.end,
+        sha256: p.sha256.clone(),
+        depth: 0,
+        tokens: count_tokens(&text),
+        text,
+    }
+}
+
 fn omission(
     n: &crate::model::GraphNode,
     lines: &[String],
