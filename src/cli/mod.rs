@@ -72,6 +72,8 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Print the facts read off the code of an API: launches, LDS, checks, statuses.
     Facts(FactsArgs),
+    /// Review entries in a terminal UI; decisions go to reviews.jsonl beside them.
+    Review(crate::review::ReviewArgs),
 }
 
 /// `rocqa facts`.
@@ -378,6 +380,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Check => run_check(&layout),
         Command::Validate(a) => run_validate(&layout, a),
         Command::Facts(a) => run_facts(&layout, a),
+        Command::Review(a) => crate::review::run(&layout, a),
     }
 }
 
