@@ -255,7 +255,12 @@ fn list(f: &mut Frame, s: &State, area: Rect) {
         Constraint::Length(7),
         Constraint::Length(8),
     ];
-    let title = format!(" {} of {} ", s.visible.len(), s.items.len());
+    let title = format!(
+        " {} of {}{} ",
+        s.visible.len(),
+        s.items.len(),
+        filters_line(s)
+    );
     let table = Table::new(rows, widths)
         .header(header)
         .column_spacing(1)
@@ -283,7 +288,7 @@ fn filters_line(s: &State) -> String {
     if parts.is_empty() {
         String::new()
     } else {
-        format!("  filters: {}", parts.join(" "))
+        format!("  {}", parts.join(" "))
     }
 }
 
@@ -358,10 +363,8 @@ pub fn draw(f: &mut Frame, s: &State, cited: &Cited) {
         .map_or(String::new(), |seed| format!("  sample seed {seed}"));
     f.render_widget(
         Paragraph::new(format!(
-            "rocqa review {}  reviewer {}{seed}{}",
-            s.source,
-            s.reviewer,
-            filters_line(s)
+            "rocqa review {}  reviewer {}{seed}",
+            s.source, s.reviewer
         ))
         .style(Style::default().add_modifier(Modifier::REVERSED)),
         rows[0],
