@@ -167,7 +167,22 @@ fn review_in_a_real_terminal() {
     tmux.keys(&["Enter"]);
     tmux.wait_for(&format!(" 1 of {}  text={to_edit} ", entries.len()), 10);
     tmux.keys(&["e"]);
-    tmux.wait_for("logged #2 edit", 120);
+    let s = tmux.wait_for("logged #2 edit", 120);
+    assert!(
+        s.contains("edited"),
+        "the list shows the validated edit:\n{s}"
+    );
+    // The cited lines, read from the pinned tree, are marked in the detail pane.
+    let t0 = Instant::now();
+    while !tmux.screen().contains('▌') {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "no cited line marked:\n{}",
+            tmux.screen()
+        );
+        tmux.keys(&["J"]);
+        std::thread::sleep(Duration::from_millis(50));
+    }
     tmux.keys(&["q"]);
     std::thread::sleep(Duration::from_millis(500));
     tmux.gone();
