@@ -172,6 +172,8 @@ fn review_in_a_real_terminal() {
         s.contains("edited"),
         "the list shows the validated edit:\n{s}"
     );
+    // The detail pane shows the entry as edited.
+    tmux.wait_for("Tracing the host code", 10);
     // The cited lines, read from the pinned tree, are marked in the detail pane.
     let t0 = Instant::now();
     while !tmux.screen().contains('▌') {

@@ -50,9 +50,13 @@ pub fn run(layout: &Layout, mut state: State, mut log: ReviewLog, mut cited: Cit
     let mut drafts: HashMap<usize, String> = HashMap::new();
     loop {
         if let Some(i) = state.current() {
-            cited.load(&state.items[i].entry);
+            cited.load(state.shown(i));
         }
-        state.page = term.size()?.height.saturating_sub(4) / 2;
+        let size = term.size()?;
+        state.page = size.height.saturating_sub(4) / 2;
+        let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+        state.detail_max = ui::detail_max(&state, &cited, area);
+        state.detail_scroll = state.detail_scroll.min(state.detail_max);
         term.draw(|f| ui::draw(f, &state, &cited))?;
         let Event::Key(k) = event::read()? else {
             continue;

@@ -230,6 +230,8 @@ pub struct State {
     /// Index into `visible`.
     pub selected: usize,
     pub detail_scroll: u16,
+    /// The detail pane's last scroll position (its end at the bottom), from the last draw.
+    pub detail_max: u16,
     pub help_scroll: u16,
     /// Rows of the detail pane at the last draw (a page).
     pub page: u16,
@@ -268,6 +270,7 @@ impl State {
             visible: Vec::new(),
             selected: 0,
             detail_scroll: 0,
+            detail_max: u16::MAX,
             help_scroll: 0,
             page: 20,
             mode: Mode::Browse,
@@ -283,6 +286,15 @@ impl State {
     /// The selected item's index into `items`.
     pub fn current(&self) -> Option<usize> {
         self.visible.get(self.selected).copied()
+    }
+
+    /// The entry as it now reads: this reviewer's validated edit of it, or the file's.
+    pub fn shown(&self, i: usize) -> &serde_json::Value {
+        let item = &self.items[i];
+        self.own
+            .get(&item.hash)
+            .and_then(|o| o.edited.as_ref())
+            .unwrap_or(&item.entry)
     }
 
     /// This reviewer's status of an item.
@@ -583,10 +595,12 @@ impl State {
             KeyCode::Home => self.select(0),
             KeyCode::End => self.select(usize::MAX),
             KeyCode::Char('n') => self.next_unreviewed(),
-            KeyCode::Char('J') => self.detail_scroll = self.detail_scroll.saturating_add(1),
+            KeyCode::Char('J') => {
+                self.detail_scroll = self.detail_scroll.saturating_add(1).min(self.detail_max)
+            }
             KeyCode::Char('K') => self.detail_scroll = self.detail_scroll.saturating_sub(1),
             KeyCode::PageDown | KeyCode::Char(' ') => {
-                self.detail_scroll = self.detail_scroll.saturating_add(page)
+                self.detail_scroll = self.detail_scroll.saturating_add(page).min(self.detail_max)
             }
             KeyCode::PageUp => self.detail_scroll = self.detail_scroll.saturating_sub(page),
             KeyCode::Char('a') => return self.verdict(Verdict::Good, None),

@@ -105,7 +105,9 @@ fn detail<'a>(s: &'a State, cited: &'a Cited, code: &'a Option<Highlighted>) -> 
         return vec![Line::from("No entry passes the filters (0 clears them).")];
     };
     let item = &s.items[i];
-    let e = &item.entry;
+    // A validated edit is what the entry now says.
+    let e = s.shown(i);
+    let text = |k: &str| e[k].as_str().unwrap_or("");
     let mut out = vec![
         Line::from(format!(
             "{}  {} {}  {} {}  template {}",
@@ -118,17 +120,9 @@ fn detail<'a>(s: &'a State, cited: &'a Cited, code: &'a Option<Highlighted>) -> 
         )),
         heading("Question"),
     ];
-    out.extend(
-        item.field("question")
-            .lines()
-            .map(|l| Line::from(l.to_string())),
-    );
+    out.extend(text("question").lines().map(|l| Line::from(l.to_string())));
     out.push(heading("Answer"));
-    out.extend(
-        item.field("answer")
-            .lines()
-            .map(|l| Line::from(l.to_string())),
-    );
+    out.extend(text("answer").lines().map(|l| Line::from(l.to_string())));
     if let Some(h) = code {
         out.push(heading("Code"));
         out.extend(source_lines(h, 0, 0, 1, h.lines.len()));
@@ -347,9 +341,8 @@ fn popup(area: Rect, w: u16, h: u16) -> Rect {
     )
 }
 
-/// Draws the whole UI.
-pub fn draw(f: &mut Frame, s: &State, cited: &Cited) {
-    let area = f.area();
+/// The title row, list pane, detail pane and status rows of a frame.
+fn areas(area: Rect) -> [Rect; 4] {
     let rows = Layout::default()
         .direction(Direction::Vertical)
         .constraints([
@@ -358,19 +351,7 @@ pub fn draw(f: &mut Frame, s: &State, cited: &Cited) {
             Constraint::Length(2),
         ])
         .split(area);
-    let seed = s
-        .seed
-        .map_or(String::new(), |seed| format!("  sample seed {seed}"));
-    f.render_widget(
-        Paragraph::new(format!(
-            "rocqa review {}  reviewer {}{seed}",
-            s.source, s.reviewer
-        ))
-        .style(Style::default().add_modifier(Modifier::REVERSED)),
-        rows[0],
-    );
-    let wide = area.width >= 120;
-    let panes = if wide {
+    let panes = if area.width >= 120 {
         Layout::default()
             .direction(Direction::Horizontal)
             .constraints([Constraint::Length(82), Constraint::Min(30)])
@@ -382,12 +363,44 @@ pub fn draw(f: &mut Frame, s: &State, cited: &Cited) {
             .constraints([Constraint::Length(list_rows), Constraint::Min(3)])
             .split(rows[1])
     };
-    list(f, s, panes[0]);
-    let code = s
-        .current()
-        .map(|i| s.items[i].field("code"))
+    [rows[0], panes[0], panes[1], rows[2]]
+}
+
+fn code_of(s: &State) -> Option<Highlighted> {
+    s.current()
+        .map(|i| s.shown(i)["code"].as_str().unwrap_or(""))
         .filter(|c| !c.trim().is_empty())
-        .map(highlight);
+        .map(highlight)
+}
+
+/// How far the detail pane of a frame of `area` scrolls before its last line is at the
+/// bottom.
+pub fn detail_max(s: &State, cited: &Cited, area: Rect) -> u16 {
+    let pane = areas(area)[2];
+    let code = code_of(s);
+    let rows = Paragraph::new(detail(s, cited, &code))
+        .wrap(Wrap { trim: false })
+        .line_count(pane.width.saturating_sub(2));
+    (rows as u16).saturating_sub(pane.height.saturating_sub(2))
+}
+
+/// Draws the whole UI.
+pub fn draw(f: &mut Frame, s: &State, cited: &Cited) {
+    let area = f.area();
+    let [title, list_pane, detail_pane, status] = areas(area);
+    let seed = s
+        .seed
+        .map_or(String::new(), |seed| format!("  sample seed {seed}"));
+    f.render_widget(
+        Paragraph::new(format!(
+            "rocqa review {}  reviewer {}{seed}",
+            s.source, s.reviewer
+        ))
+        .style(Style::default().add_modifier(Modifier::REVERSED)),
+        title,
+    );
+    list(f, s, list_pane);
+    let code = code_of(s);
     let text = detail(s, cited, &code);
     f.render_widget(
         Paragraph::new(text)
@@ -398,9 +411,9 @@ pub fn draw(f: &mut Frame, s: &State, cited: &Cited) {
                     .borders(Borders::ALL)
                     .title(" detail (J/K, PgUp/PgDn) "),
             ),
-        panes[1],
+        detail_pane,
     );
-    f.render_widget(Paragraph::new(status_lines(s)), rows[2]);
+    f.render_widget(Paragraph::new(status_lines(s)), status);
     match &s.mode {
         Mode::Help => {
             let r = popup(area, 90, area.height.saturating_sub(2));
@@ -531,5 +544,31 @@ mod tests {
             .spans
             .iter()
             .all(|s| s.style.bg == Some(Color::Rgb(60, 60, 20))));
+    }
+
+    #[test]
+    fn the_detail_pane_scrolls_to_its_end_and_no_further() {
+        let mut s = test_state();
+        let long: String = (1..=100)
+            .map(|k| format!("line {k} of the answer\n"))
+            .collect();
+        s.items[0].entry["answer"] = long.into();
+        let cited = Cited::new(&crate::config::Layout {
+            root: "/nonexistent".into(),
+        });
+        let max = detail_max(&s, &cited, Rect::new(0, 0, 80, 24));
+        assert!(max > 90, "{max}");
+        s.detail_max = max;
+        for _ in 0..20 {
+            s.key(crossterm::event::KeyEvent::from(
+                crossterm::event::KeyCode::PageDown,
+            ));
+        }
+        assert_eq!(s.detail_scroll, max);
+        let text = screen(&s, 80, 24);
+        assert!(
+            text.contains("(reviewer r1)"),
+            "the last line shows:\n{text}"
+        );
     }
 }
