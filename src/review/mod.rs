@@ -69,6 +69,16 @@ pub struct ReviewArgs {
     pub overlap: f64,
 }
 
+/// Prints to stdout; a closed pipe (`rocqa review --summary | head`) ends quietly.
+fn print_out(text: &str) {
+    use std::io::Write;
+    if let Err(e) = std::io::stdout().lock().write_all(text.as_bytes()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+    }
+}
+
 fn entries_file(path: &std::path::Path) -> PathBuf {
     if path.is_dir() {
         path.join("entries.jsonl")
@@ -86,17 +96,17 @@ pub fn run(layout: &Layout, a: ReviewArgs) -> Result<i32> {
             .records()
             .last()
             .map_or("none".to_string(), |r| r.hash.clone());
-        println!(
-            "{}: {} records, hash chain intact; last hash {last}",
+        print_out(&format!(
+            "{}: {} records, hash chain intact; last hash {last}\n",
             log_path.display(),
             log.records().len()
-        );
+        ));
         if log.torn_len() > 0 {
-            println!(
-                "{}: the last {} bytes are a record cut short by a kill; the next decision writes over them",
+            print_out(&format!(
+                "{}: the last {} bytes are a record cut short by a kill; the next decision writes over them\n",
                 log_path.display(),
                 log.torn_len()
-            );
+            ));
         }
         return Ok(0);
     }
@@ -112,9 +122,9 @@ pub fn run(layout: &Layout, a: ReviewArgs) -> Result<i32> {
     if a.summary {
         let s = summary::summarize(&entries, &log);
         if a.json {
-            println!("{}", serde_json::to_string_pretty(&s)?);
+            print_out(&(serde_json::to_string_pretty(&s)? + "\n"));
         } else {
-            print!("{}", summary::render(&s));
+            print_out(&summary::render(&s));
         }
         return Ok(0);
     }
