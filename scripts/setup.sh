@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 need=()
 # libclang-15-dev: the precise index (`rocqa index --precise`) parses the units with
 # libclang; libfmt-dev: rocSOLVER's sources include <fmt/core.h>.
-for p in ca-certificates debian-archive-keyring apt tar gzip xz-utils git universal-ctags time bc graphviz libclang-15-dev libfmt-dev; do
+# tmux: the review UI is tested in a real terminal (tests/review_tui.rs).
+for p in ca-certificates debian-archive-keyring apt tar gzip xz-utils git universal-ctags time bc graphviz libclang-15-dev libfmt-dev tmux; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -78,6 +78,8 @@ pub enum Command {
     Export(export::ExportArgs),
     /// Export a data mix described by a mix file (sources, quotas, weights, caps, seed).
     Mix(export::MixArgs),
+    /// Review entries in a terminal UI; decisions go to reviews.jsonl beside them.
+    Review(crate::review::ReviewArgs),
 }
 
 /// `rocqa facts`.
@@ -386,6 +388,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Facts(a) => run_facts(&layout, a),
         Command::Export(a) => export::run_export(&layout, a),
         Command::Mix(a) => export::run_mix(&layout, a),
+        Command::Review(a) => crate::review::run(&layout, a),
     }
 }
 

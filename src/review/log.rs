@@ -11,7 +11,7 @@
 //! or the text changed. Every reader of decisions (the review UI, `rocqa export`)
 //! asks [`ReviewLog::states`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -42,7 +42,7 @@ pub enum ReviewError {
 }
 
 /// A verdict, as `../shared/audit/RUBRIC.md` defines them (wrong covers broken prompts).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Good,
@@ -149,6 +149,8 @@ pub struct ReviewLog {
     records: Vec<ReviewRecord>,
     /// Bytes of the file that hold whole records.
     whole_len: u64,
+    /// Bytes after them: a last record a kill cut short.
+    torn_len: u64,
 }
 
 impl ReviewLog {
@@ -209,6 +211,7 @@ impl ReviewLog {
             path: path.to_path_buf(),
             records,
             whole_len: whole.len() as u64,
+            torn_len: (text.len() - whole.len()) as u64,
         })
     }
 
@@ -218,6 +221,12 @@ impl ReviewLog {
 
     pub fn records(&self) -> &[ReviewRecord] {
         &self.records
+    }
+
+    /// Bytes of a last record cut short by a kill (left out; the next append writes
+    /// over them).
+    pub fn torn_len(&self) -> u64 {
+        self.torn_len
     }
 
     /// Appends a decision: numbered, chained, written as one line and synced to disk.
@@ -266,14 +275,24 @@ impl ReviewLog {
         f.write_all(line.as_bytes()).map_err(io("write"))?;
         f.sync_data().map_err(io("sync"))?;
         self.whole_len += line.len() as u64;
+        self.torn_len = 0;
         self.records.push(r);
         Ok(self.records.last().expect("just pushed"))
     }
 
     /// Each reviewed entry's state, by [`entry_hash`].
     pub fn states(&self) -> HashMap<String, ReviewState> {
+        self.states_by(None)
+    }
+
+    /// Each entry's state after one reviewer's records only (all records for `None`):
+    /// what a reviewer of a blind overlap sees of their own work.
+    pub fn states_by(&self, reviewer: Option<&str>) -> HashMap<String, ReviewState> {
         let mut out: HashMap<String, ReviewState> = HashMap::new();
         for r in &self.records {
+            if reviewer.is_some_and(|who| who != r.reviewer) {
+                continue;
+            }
             let s = out.entry(r.entry_hash.clone()).or_default();
             match r.action {
                 Action::Verdict => {
@@ -285,6 +304,20 @@ impl ReviewLog {
                 Action::Flag => s.flagged = true,
                 Action::Note => s.notes.extend(r.note.clone()),
                 Action::Edit => s.edited = r.edited.clone(),
+            }
+        }
+        out
+    }
+
+    /// The verdict each reviewer stands by on each entry (their last), by
+    /// [`entry_hash`], then reviewer.
+    pub fn verdicts(&self) -> BTreeMap<String, BTreeMap<String, Verdict>> {
+        let mut out: BTreeMap<String, BTreeMap<String, Verdict>> = BTreeMap::new();
+        for r in &self.records {
+            if let (Action::Verdict, Some(v)) = (r.action, r.verdict) {
+                out.entry(r.entry_hash.clone())
+                    .or_default()
+                    .insert(r.reviewer.clone(), v);
             }
         }
         out
@@ -364,5 +397,38 @@ mod tests {
             .unwrap();
         let log = ReviewLog::open(&path).unwrap();
         assert_eq!(log.records().len(), 2, "the torn record is written over");
+    }
+
+    #[test]
+    fn decisions_follow_unchanged_content_and_drop_when_cited_code_changed() {
+        let entry = serde_json::json!({"id": "rocblas-1", "question": "q", "answer": "a",
+            "citations": [{"file": "k.hpp", "start": 3, "end": 9, "sha256": "aa"}]});
+        // A refresh gives the entry a new id and moves its lines: same content, same key.
+        let mut refreshed = entry.clone();
+        refreshed["id"] = "rocblas-2".into();
+        refreshed["citations"][0]["start"] = 13.into();
+        refreshed["citations"][0]["end"] = 19.into();
+        assert_eq!(entry_hash(&entry), entry_hash(&refreshed));
+        let mut code_changed = entry.clone();
+        code_changed["citations"][0]["sha256"] = "bb".into();
+        assert_ne!(entry_hash(&entry), entry_hash(&code_changed));
+    }
+
+    #[test]
+    fn each_reviewer_sees_their_own_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let mut log = ReviewLog::open(&path).unwrap();
+        let mut d = decision("a", Action::Verdict, Some(Verdict::Good));
+        log.append(d.clone()).unwrap();
+        d.reviewer = "r2".into();
+        d.verdict = Some(Verdict::Wrong);
+        log.append(d.clone()).unwrap();
+        let h = d.entry_hash.clone();
+        assert_eq!(log.states_by(Some("r1"))[&h].verdict, Some(Verdict::Good));
+        assert_eq!(log.states_by(Some("r2"))[&h].verdict, Some(Verdict::Wrong));
+        assert_eq!(log.states()[&h].verdict, Some(Verdict::Wrong));
+        let both = &log.verdicts()[&h];
+        assert_eq!((both["r1"], both["r2"]), (Verdict::Good, Verdict::Wrong));
     }
 }
