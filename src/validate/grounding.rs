@@ -184,12 +184,7 @@ impl KnownNames {
         // `imp.hpp` for the `_imp.hpp` file of the family: the shortened file name of
         // a tree's file, as a reader shortens `rocblas_dot_imp.hpp`.
         self.files.contains(mention)
-            || (!mention.contains('/')
-                && self.files.iter().any(|f| {
-                    f.len() > mention.len() + 1
-                        && f.ends_with(mention)
-                        && f.as_bytes()[f.len() - mention.len() - 1] == b'_'
-                }))
+            || (!mention.contains('/') && self.files.iter().any(|f| tail_at(mention, f, b'_')))
     }
 }
 
@@ -352,11 +347,17 @@ impl<'t> Iterator for Identifiers<'t> {
 /// `rocblas_status_invalid_size`)? Only names of two words or more shorten: a single
 /// word (`size`) names too much to stand for one name.
 pub fn shortens(short: &str, full: &str) -> bool {
-    short.contains('_')
-        && !short.starts_with('_')
-        && full.len() > short.len() + 1
-        && full.ends_with(short)
-        && full.as_bytes()[full.len() - short.len() - 1] == b'_'
+    short.contains('_') && !short.starts_with('_') && tail_at(short, full, b'_')
+}
+
+/// Is `tail` the end of `full` from just after a `sep` (`save_sum` of
+/// `rocblas_dot_save_sum` at `_`, `x.hpp` of `blas1/x.hpp` at `/`)? The one reading of
+/// a shortened name, for names, functions and files alike.
+pub fn tail_at(tail: &str, full: &str, sep: u8) -> bool {
+    !tail.is_empty()
+        && full.len() > tail.len()
+        && full.ends_with(tail)
+        && full.as_bytes()[full.len() - tail.len() - 1] == sep
 }
 
 /// Math notation written like a name (`l_k`, `a_ij`, `x_i`): short parts joined by
@@ -394,12 +395,7 @@ impl NameSet {
     /// shows, one word will do (`argCheck` of `rocsolver_getrs_argCheck`, `inc1` of
     /// `rocblas_syr_kernel_inc1`): the slice's own names are few.
     pub fn contains_shortened(&self, w: &str) -> bool {
-        w.len() >= 3
-            && self.0.iter().any(|full| {
-                full.len() > w.len() + 1
-                    && full.ends_with(w)
-                    && full.as_bytes()[full.len() - w.len() - 1] == b'_'
-            })
+        w.len() >= 3 && self.0.iter().any(|full| tail_at(w, full, b'_'))
     }
 }
 
@@ -811,10 +807,7 @@ pub fn unknown_files(answer: &str, known: &KnownNames) -> Vec<String> {
 /// Does a file mention name the file at `path`: the path, a tail of it at a `/`, or the
 /// file name shortened at an underscore (`kernels.cpp` for `rocblas_syr_kernels.cpp`)?
 pub fn mentions_file(path: &str, mention: &str) -> bool {
-    path == mention
-        || path.len() > mention.len()
-            && path.ends_with(mention)
-            && matches!(path.as_bytes()[path.len() - mention.len() - 1], b'/' | b'_')
+    path == mention || tail_at(mention, path, b'/') || tail_at(mention, path, b'_')
 }
 
 /// A line range of the code shown: `(file, start, end)`.
@@ -1007,14 +1000,9 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
             })
         };
         let anchored = in_named(true)
-            || names.iter().any(|n| {
-                cited.contains(n)
-                    || cited.iter().any(|full| {
-                        full.len() > n.len() + 1
-                            && full.ends_with(n)
-                            && full.as_bytes()[full.len() - n.len() - 1] == b'_'
-                    })
-            })
+            || names
+                .iter()
+                .any(|n| cited.contains(n) || cited.iter().any(|full| tail_at(n, full, b'_')))
             || names.iter().any(|n| {
                 in_file.iter().any(|p| {
                     let head_or_most = a <= p.start + 4 || 2 * (b - a + 1) > p.end - p.start;
@@ -1040,10 +1028,7 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
 /// Does `said` name the function `name`: the name itself, or its tail at an
 /// underscore (`argCheck` of `rocsolver_potf2_potrf_argCheck`)?
 fn names_piece(said: &str, name: &str) -> bool {
-    said == name
-        || name.len() > said.len() + 1
-            && name.ends_with(said)
-            && name.as_bytes()[name.len() - said.len() - 1] == b'_'
+    said == name || tail_at(said, name, b'_')
 }
 
 /// A file named as where something is (`rocblas_scal_kernel` is defined in
