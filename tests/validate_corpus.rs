@@ -45,6 +45,7 @@ fn piece(role: PieceRole, name: &str, file: &str, start: u32, end: u32) -> Piece
         start,
         end,
         sha256: lines_hash(&lines(file), start, end),
+        expansion: None,
     }
 }
 

@@ -74,6 +74,7 @@ fn good(id: &str, question: &str, answer: &str) -> Entry {
                 start: 182,
                 end: 322,
                 sha256: launcher.sha256,
+                expansion: None,
             },
             PieceRef {
                 role: PieceRole::Kernel,
@@ -83,6 +84,7 @@ fn good(id: &str, question: &str, answer: &str) -> Entry {
                 start: 26,
                 end: 58,
                 sha256: kernel.sha256,
+                expansion: None,
             },
         ],
         model: "hand-written".into(),

@@ -6,7 +6,7 @@
 //! text is the same on both ([`shown_text`]: the slice's lines re-read from the pinned
 //! tree). A new check is one function and one line in [`CHECKS`], plus its [`Reason`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -398,8 +398,13 @@ impl ShownCache {
         let mut key = String::new();
         for p in slice {
             key.push_str(&format!(
-                "{}\0{}\0{}\0{}\0{}\n",
-                p.lib, p.file, p.start, p.end, p.sha256
+                "{}\0{}\0{}\0{}\0{}\0{}\n",
+                p.lib,
+                p.file,
+                p.start,
+                p.end,
+                p.sha256,
+                p.expansion.as_deref().unwrap_or("")
             ));
         }
         if let Some(m) = mutation {
@@ -417,6 +422,11 @@ impl ShownCache {
         }
         let pieces = piece_texts(slice, trees)?;
         let mut text: String = pieces.iter().map(|t| format!("{t}\n")).collect();
+        // The expansions the prompt showed under their pieces were read too.
+        for x in slice.iter().filter_map(|p| p.expansion.as_deref()) {
+            text.push_str(x);
+            text.push('\n');
+        }
         if let Some(m) = mutation {
             // The prompt showed the changed line: quoting it is quoting the slice.
             text.push_str(&m.mutated);
@@ -841,7 +851,7 @@ fn files_exist(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
         }
         None => &found.shown.pieces,
     };
-    if let Some(r) = range_elsewhere(c.answer, &shown_pieces(c.slice, texts)) {
+    if let Some(r) = range_elsewhere(c.answer, &shown_pieces(c.slice, texts), c.apis) {
         return Err((Reason::LineRangeElsewhere, r));
     }
     Ok(Some(String::new()))
@@ -969,8 +979,29 @@ fn builtins_in_kernel(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcom
     }
 }
 
-fn quotes_from_slice(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcome {
-    match foreign_quote(c.answer, c.code, &found.shown.text, found.shown.squashed()) {
+fn quotes_from_slice(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
+    // The whole files the slice shows pieces of, read only when an answer quotes code
+    // it says the slice leaves out.
+    let in_sources = || {
+        let mut seen = HashSet::new();
+        let mut text = String::new();
+        for p in c.slice {
+            if seen.insert((&p.lib, &p.file)) {
+                if let Ok(lines) = g.trees.lines(&p.lib, &p.file) {
+                    text.push_str(&lines.join("\n"));
+                    text.push('\n');
+                }
+            }
+        }
+        text
+    };
+    match foreign_quote(
+        c.answer,
+        c.code,
+        &found.shown.text,
+        found.shown.squashed(),
+        &in_sources,
+    ) {
         Some(q) => Err((
             Reason::QuoteNotInSlice,
             format!("quoted as library code but not in the slice: {q}"),

@@ -583,7 +583,7 @@ pub fn unknown_identifiers(
     known: &KnownNames,
 ) -> Vec<String> {
     let context: HashSet<&str> = identifiers(context).collect();
-    let exists = |w: &str| {
+    let named = |w: &str| {
         known.contains(w)
             || shown.contains(w)
             || context.contains(w)
@@ -593,6 +593,8 @@ pub fn unknown_identifiers(
             || known.contains_shortened(w)
             || known.contains_unprefixed(w)
     };
+    // "the gemvn_sm_mn_batched kernel" of `rocblas_gemvn_sm_mn_batched_kernel`.
+    let exists = |w: &str| named(w) || named(&format!("{w}_kernel"));
     let claims_library = |w: &str| {
         known
             .prefixes
@@ -621,7 +623,11 @@ pub fn unknown_identifiers(
 /// The names prose (fences blanked) uses as code: every name inside a code span, and
 /// the code-shaped words of running text; file names are taken out first.
 fn names_used_as_code(prose: &str) -> Vec<String> {
+    static GLOB: OnceLock<Regex> = OnceLock::new();
+    // `*_threshold`, `rocblas_*_kernel`: a pattern over names, not a name.
+    let glob = GLOB.get_or_init(|| Regex::new(r"\w*(?:_\*|\*_)\w*").expect("static regex"));
     let prose = file_mention_re().replace_all(prose, " ");
+    let prose = glob.replace_all(&prose, " ");
     let mut out = Vec::new();
     for c in backtick_re().captures_iter(&prose) {
         let span = c.get(1).map_or("", |m| m.as_str());
@@ -835,14 +841,7 @@ pub fn range_outside_shown(answer: &str, shown: &[ShownRange]) -> Option<String>
     // "(lines 906-1074, not shown)", "utility.hpp:34 in the sources": the answer says
     // itself that the range is not in the code shown.
     let said_outside = |at: (usize, usize)| {
-        static RE: OnceLock<Regex> = OnceLock::new();
-        let re = RE.get_or_init(|| {
-            Regex::new(concat!(
-                r"(?i)\b(?:not (?:shown|in the (?:slice|code shown))|outside the (?:slice|code shown)",
-                r"|(?:left|cut) out of the slice|in the (?:library(?:'s)? )?sources?|omitted)\b"
-            ))
-            .expect("static regex")
-        });
+        let re = said_outside_re();
         // The clause around the mention: a file name's own dots end nothing.
         let (at, after): (usize, usize) = at;
         let from = prose[..at].rfind(['\n', ';']).map_or(0, |i| i + 1);
@@ -873,6 +872,19 @@ pub fn range_outside_shown(answer: &str, shown: &[ShownRange]) -> Option<String>
         }
     }
     None
+}
+
+/// Words saying that what they are about is not in the code shown ("not in the slice",
+/// "from the 6.4.3 source").
+fn said_outside_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(concat!(
+            r"(?i)\b(?:not (?:shown|in the (?:slice|code shown))|outside the (?:slice|code shown)",
+            r"|(?:left|cut) out of the slice|(?:in|from) the (?:[\d.]+ |library(?:'s)? )?sources?|omitted)\b"
+        ))
+        .expect("static regex")
+    })
 }
 
 /// The end of a sentence in prose: a stop after a word of two letters or more, a
@@ -930,11 +942,16 @@ fn anchors(segment: &str) -> Vec<&str> {
 /// anchored by that function's name just before it; a line inside the function is not,
 /// so a wrong line in the right function is caught. A range in a sentence naming
 /// nothing is not judged.
-pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
+pub fn range_elsewhere(answer: &str, shown: &[ShownPiece], about: &[String]) -> Option<String> {
     let (_, prose) = split_fences(answer);
     let mentions: Vec<regex::Captures> = file_mention_re().captures_iter(&prose).collect();
     for c in &mentions {
         let m = c.get(0).expect("whole match");
+        // "(batched.cpp:41-42 vs potf2.cpp:40)": the second range is what the first is
+        // compared with, cited for what it lacks.
+        if contrast_re().is_match(&prose[..m.start()]) {
+            continue;
+        }
         // The words of the sentence holding the range: `A (f:1) and B (f:2) call C`
         // cites both lines for the call of C.
         let from = 0;
@@ -969,22 +986,25 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
             continue;
         };
         let segment = file_mention_re().replace_all(&segment, " ");
-        let names = anchors(&segment);
+        // The API the entry is about is what every line is cited for, not an anchor.
+        let names: Vec<&str> = anchors(&segment)
+            .into_iter()
+            .filter(|n| !about.iter().any(|api| api == n))
+            .collect();
         // "takes a plain float* and no batch count (potf2.cpp:40)" cites the lines for
         // what they lack.
         if names.is_empty() || negation_re().is_match(&segment) {
             continue;
         }
-        // The lines cited, widened by two each way within the piece.
-        let lo = a.saturating_sub(2).max(piece.start);
-        let hi = (b + 2).min(piece.end);
-        let lines: Vec<&str> = piece
-            .text
-            .lines()
-            .skip((lo - piece.start) as usize)
-            .take((hi - lo + 1) as usize)
+        let lines = statement_lines(piece, a, b);
+        // The tests of the branches the lines sit in say when they run: "the launch at
+        // kernels.cpp:201 is the one for `uplo == rocblas_fill_upper`".
+        let cited: HashSet<&str> = lines
+            .iter()
+            .copied()
+            .chain(enclosing_tests(piece, a))
+            .flat_map(identifiers)
             .collect();
-        let cited: HashSet<&str> = lines.iter().flat_map(|l| identifiers(l)).collect();
         // The function the lines are in anchors them too when it is the name just
         // before the range and the range cites it as a whole: `launcher` (file:184-322)
         // is cited for its body; `launcher` (file:250), a line of its body, is cited for
@@ -1009,7 +1029,8 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
                     names_piece(n, p.name) && p.start <= a && b <= p.end && head_or_most
                 })
             })
-            || (in_named(false) && actions_hold(&segment, &lines.join("\n")));
+            || (in_named(false) && actions_hold(&segment, &lines.join("\n")))
+            || calls_cited_with(&prose, c, &mentions, &cited, shown);
         if !anchored {
             let range = if b > a {
                 format!("{file}:{a}-{b}")
@@ -1023,6 +1044,137 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
         }
     }
     None
+}
+
+/// Lines `a..=b` of `piece` completed to whole statements at their ends: the head of
+/// the statement `a` falls in (a launch's first line names its kernel) and the rest of
+/// the statement `b` falls in (the arguments after a cited head line). Nothing more:
+/// the arguments a range stops short of, or lines two away, are not what it cites.
+fn statement_lines<'a>(piece: &ShownPiece<'a>, a: u32, b: u32) -> Vec<&'a str> {
+    let all: Vec<&'a str> = piece.text.lines().collect();
+    let at = |l: u32| all.get((l - piece.start) as usize).copied().unwrap_or("");
+    // A comment line neither ends nor starts a statement; a blank line ends one. A
+    // brace-less `if(...)` starts what follows it and takes it as its body.
+    let ends = |l: &str, header_ends: bool| {
+        let code = l.split("//").next().unwrap_or("").trim();
+        if code.is_empty() {
+            return l.trim().is_empty();
+        }
+        let header = ["if", "for", "while", "else"]
+            .iter()
+            .any(|k| code.trim_start_matches('}').trim_start().starts_with(k))
+            && (code.ends_with(')') || code.ends_with("else"));
+        (header && header_ends) || code.starts_with('#') || code.ends_with([';', '{', '}', ':'])
+    };
+    let comment = |l: &str| {
+        let t = l.trim();
+        !t.is_empty() && l.split("//").next().unwrap_or("").trim().is_empty()
+    };
+    let (mut head, mut l) = (a, a);
+    while l > piece.start && a - l < 12 {
+        l -= 1;
+        if comment(at(l)) {
+            continue;
+        }
+        if ends(at(l), true) {
+            break;
+        }
+        head = l;
+    }
+    // Only a range that holds its statement's head cites the rest of it.
+    let mut tail = b;
+    while head == a && tail < piece.end && tail - b < 12 && !ends(at(tail), false) {
+        tail += 1;
+    }
+    let mut out = vec![at(head)];
+    out.extend((a..=tail).map(at));
+    out
+}
+
+/// Prose ending in a word that compares: the range after it is what is compared with.
+fn contrast_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)\b(?:vs\.?|versus|compared (?:with|to)|unlike|than)\s*`?$")
+            .expect("static regex")
+    })
+}
+
+/// The lines that open the blocks holding line `at` of `piece` (`if(uplo ==
+/// rocblas_fill_upper) {`), innermost last, and the test just before it that governs
+/// it without braces (`if(incx == 1)` over a one-statement body).
+fn enclosing_tests<'a>(piece: &ShownPiece<'a>, at: u32) -> Vec<&'a str> {
+    let lines: Vec<&'a str> = piece
+        .text
+        .lines()
+        .take(at.saturating_sub(piece.start) as usize)
+        .collect();
+    let mut open: Vec<&'a str> = Vec::new();
+    let mut last = "";
+    for line in &lines {
+        let code = line.split("//").next().unwrap_or("");
+        for ch in code.chars() {
+            match ch {
+                '{' => open.push(if code.trim() == "{" { last } else { line }),
+                '}' => {
+                    open.pop();
+                }
+                _ => {}
+            }
+        }
+        if !code.trim().is_empty() {
+            last = line;
+        }
+    }
+    let test = |l: &str| {
+        let l = l.trim_start().trim_start_matches('}').trim_start();
+        ["if", "else", "for", "while", "switch", "case"]
+            .iter()
+            .any(|k| l.starts_with(k))
+    };
+    // A function's head opens a block too, but its parameters say nothing of a line.
+    open.retain(|l| test(l));
+    if test(last) && !last.trim_end().ends_with([';', '{', '}']) {
+        open.push(last);
+    }
+    open
+}
+
+/// Is the range of mention `c` a hop on a path the same parenthesis cites: its lines
+/// call the function shown for another range cited with it ("reaches `potf2_run_small`
+/// (strided_batched.cpp:82-83; potf2.hpp:209-214)", line 82 calling the template whose
+/// lines 209-214 hold the call)?
+fn calls_cited_with(
+    prose: &str,
+    c: &regex::Captures,
+    mentions: &[regex::Captures],
+    cited: &HashSet<&str>,
+    shown: &[ShownPiece],
+) -> bool {
+    let m = c.get(0).expect("whole match");
+    let open = prose[..m.start()].rfind('(');
+    let close = prose[m.end()..].find(')').map(|i| m.end() + i);
+    let (Some(open), Some(close)) = (open, close) else {
+        return false;
+    };
+    if prose[open..m.start()].contains(')') {
+        return false;
+    }
+    mentions.iter().any(|o| {
+        let om = o.get(0).expect("whole match");
+        if om.start() == m.start() || om.start() < open || om.end() > close {
+            return false;
+        }
+        let (Some(file), Some(a)) = (
+            o.get(1).map(|x| x.as_str()),
+            o.get(2).and_then(|x| x.as_str().parse::<u32>().ok()),
+        ) else {
+            return false;
+        };
+        shown.iter().any(|p| {
+            mentions_file(p.file, file) && p.start <= a && a <= p.end && cited.contains(p.name)
+        })
+    })
 }
 
 /// Does `said` name the function `name`: the name itself, or its tail at an
@@ -1460,34 +1612,92 @@ fn presented_as_code(before: &str) -> bool {
 /// `const`: `for(b_base = 0; ...)` of `for(int64_t b_base = 0; ...)`), its operators
 /// and punctuation all kept? Leaving out words changes no operation; leaving out a `!`
 /// or a `-` would, so symbols never count as left out.
-fn words_left_out(shown: &str, quote: &str) -> bool {
-    fn tokens(s: &str) -> Vec<&str> {
-        let mut out = Vec::new();
-        let b = s.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            if b[i].is_ascii_whitespace() {
-                i += 1;
-            } else if b[i].is_ascii_alphanumeric() || b[i] == b'_' {
-                let j = (i..b.len())
-                    .find(|&j| !(b[j].is_ascii_alphanumeric() || b[j] == b'_'))
-                    .unwrap_or(b.len());
-                out.push(&s[i..j]);
-                i = j;
-            } else {
-                let w = s[i..].chars().next().map_or(1, char::len_utf8);
-                out.push(&s[i..i + w]);
-                i += w;
+/// Code cut into words, numbers and single symbols, whitespace dropped.
+fn code_tokens(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_whitespace() {
+            i += 1;
+        } else if b[i].is_ascii_alphanumeric() || b[i] == b'_' {
+            let j = (i..b.len())
+                .find(|&j| !(b[j].is_ascii_alphanumeric() || b[j] == b'_'))
+                .unwrap_or(b.len());
+            out.push(&s[i..j]);
+            i = j;
+        } else {
+            let w = s[i..].chars().next().map_or(1, char::len_utf8);
+            out.push(&s[i..i + w]);
+            i += w;
+        }
+    }
+    out
+}
+
+/// Is `quote` a stretch of the code shown with values put in for some of its names,
+/// each value one the answer or the code states for that name (`A[0 + lda*n] += ...`
+/// of `A[tx + lda * ty] += ...` after "`ty = n` and `tx = 0`"; `col += 16` of
+/// `col += DIM_Y` beside `TRMVN_DIM_Y = 16`)? Symbols and numbers are kept as written,
+/// a name is replaced the same way wherever it stands, by nothing else the stretch
+/// names, and most of the quote is the code's own.
+fn values_put_in(shown: &str, quote: &str, stated: &str) -> bool {
+    let q = code_tokens(quote);
+    let code = code_tokens(shown);
+    if q.len() < 3 || code.len() < q.len() {
+        return false;
+    }
+    let name = |t: &str| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    let value = |t: &str| t.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+    let says = |n: &str, v: &str| {
+        Regex::new(&format!(
+            r"\b(?:\w+_)?{}\s*=[^;\n`]*?\b{}\b",
+            regex::escape(n),
+            regex::escape(v)
+        ))
+        .is_ok_and(|re| re.is_match(stated))
+    };
+    'start: for w in code.windows(q.len()) {
+        let mut put: Vec<(&str, &str)> = Vec::new();
+        for (c, t) in w.iter().zip(&q) {
+            if c == t {
+                continue;
+            }
+            if !(name(c) && value(t)) || w.contains(t) {
+                continue 'start;
+            }
+            match put.iter().find(|(n, _)| n == c) {
+                Some((_, v)) if v != t => continue 'start,
+                Some(_) => {}
+                None => put.push((c, t)),
             }
         }
-        out
+        let changed = w.iter().zip(&q).filter(|(c, t)| c != t).count();
+        if !put.is_empty() && 2 * changed <= q.len() && put.iter().all(|(n, v)| says(n, v)) {
+            return true;
+        }
     }
+    false
+}
+
+fn words_left_out(shown: &str, quote: &str) -> bool {
+    let tokens = code_tokens;
     fn held(code: &[&str], q: &[&str]) -> bool {
         let word = |t: &str| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        // Specifiers (`__device__`, `inline`) say how code is compiled, not what it
+        // does: a quote may leave any number of them out.
+        let specifier = |t: &str| {
+            (t.len() > 4 && t.starts_with("__") && t.ends_with("__"))
+                || ["inline", "static", "constexpr", "ROCBLAS_KERNEL_ILF"].contains(&t)
+        };
         'start: for first in (0..code.len()).filter(|&i| code[i] == q[0]) {
             let (mut i, mut skipped) = (first, 0);
             for t in q {
                 while i < code.len() && code[i] != *t {
+                    if specifier(code[i]) {
+                        i += 1;
+                        continue;
+                    }
                     if !word(code[i]) || skipped == 2 {
                         continue 'start;
                     }
@@ -1532,6 +1742,7 @@ pub fn foreign_quote(
     own_code: Option<&str>,
     shown: &str,
     shown_squashed: &str,
+    sources: &dyn Fn() -> String,
 ) -> Option<String> {
     static URL: OnceLock<Regex> = OnceLock::new();
     let url = URL.get_or_init(|| Regex::new(r#"\bhttps?://[^\s)<>\]`'"]+"#).expect("static regex"));
@@ -1545,10 +1756,11 @@ pub fn foreign_quote(
         return Some(format!("a web address: {}", m.as_str()));
     }
     let (fences, prose) = split_fences(answer);
-    let mut quotes: Vec<String> = fences
+    // Each quote, and whether it is a span of prose (a fence is held to the slice).
+    let mut quotes: Vec<(String, bool)> = fences
         .iter()
         .filter(|f| !f.illustration)
-        .map(|f| line_number_re().replace_all(f.body, "").into_owned())
+        .map(|f| (line_number_re().replace_all(f.body, "").into_owned(), false))
         .collect();
     quotes.extend(
         backtick_re()
@@ -1561,15 +1773,35 @@ pub fn foreign_quote(
                     || presented_as_code(&prose[..m.start() - 1])
                     || numbers_changed(m.as_str(), shown_squashed)
             })
-            .map(|m| m.as_str().to_string()),
+            .map(|m| (m.as_str().to_string(), true)),
     );
+    // An answer that says it reads code the slice leaves out may quote it: such quotes
+    // are held to the whole files the slice shows pieces of.
+    let reads_outside = said_outside_re().is_match(&prose);
     // Code the answer writes itself and then speaks of is its own, not the library's.
     let own = own_code.map(squash).unwrap_or_default();
-    quotes.into_iter().find_map(|q| {
-        let held = holds_quote(shown_squashed, &q)
+    let whole = OnceLock::new();
+    let in_sources = |q: &str| {
+        let (text, squashed) = whole.get_or_init(|| {
+            let text = sources();
+            let squashed = squash(&text);
+            (text, squashed)
+        });
+        holds_quote(squashed, q)
+            || holds_quote(&without_parens(squashed), &without_parens(q))
+            || words_left_out(text, q)
+    };
+    quotes.into_iter().find_map(|(q, prose_span)| {
+        let held = (reads_outside && prose_span && in_sources(&q))
+            || holds_quote(shown_squashed, &q)
             || (!own.is_empty() && holds_quote(&own, &q))
             || holds_quote(&without_parens(shown_squashed), &without_parens(&q))
-            || words_left_out(shown, &q);
+            || words_left_out(shown, &q)
+            || values_put_in(
+                shown,
+                &q,
+                &format!("{prose}\n{}\n{shown}", own_code.unwrap_or("")),
+            );
         (!held).then(|| {
             q.split_whitespace()
                 .collect::<Vec<_>>()
@@ -1895,13 +2127,16 @@ mod tests {
 
     #[test]
     fn shortened_names_notation_and_hardware_are_no_inventions() {
-        let slice = "rocsolver_getrs_argCheck(n, batch_count); rocblas_syr_kernel_inc1<<<g, t>>>(); rocblas_dot_save_sum(x);";
+        let slice = "rocsolver_getrs_argCheck(n, batch_count); rocblas_syr_kernel_inc1<<<g, t>>>(); rocblas_dot_save_sum(x); rocblas_gemvn_sm_mn_batched_kernel<<<g, t>>>();";
         let shown = NameSet::of(slice);
         for ok in [
             "`argCheck` rejects a negative batch_count.",
             "The `inc1` kernel handles unit stride; `save_sum` writes the result.",
             "With `l_k` the k-th column of L, the update is a rank-one step.",
             "Watch `VALUBusy`, `FETCH_SIZE` and `s_barrier` stalls in the profile.",
+            // A kernel named without its `_kernel`; a pattern over names.
+            "On gfx90a the gemvn_sm_mn_batched kernel runs, tuned by the *_threshold constants.",
+            "The `rocblas_syr_*` kernels are stamped per type.",
         ] {
             assert_eq!(
                 unknown_identifiers(ok, &shown, "", &known()),
@@ -1968,13 +2203,13 @@ mod tests {
         ];
         // Pointing at the quick return for a launch.
         let wrong = "`rocblas_sscal_2_kernel` is launched at rocblas_scal_kernels.hpp:195, right after the checks.";
-        assert!(range_elsewhere(wrong, &shown)
+        assert!(range_elsewhere(wrong, &shown, &[])
             .is_some_and(|r| r.contains("rocblas_scal_kernels.hpp:195")
                 && r.contains("rocblas_sscal_2_kernel")));
         // A line of the right function that does not do what the sentence says.
         let wrong =
             "`rocblas_internal_scal_launcher` (rocblas_scal_kernels.hpp:250) returns early.";
-        assert!(range_elsewhere(wrong, &shown).is_some(), "{wrong}");
+        assert!(range_elsewhere(wrong, &shown, &[]).is_some(), "{wrong}");
         // The same range for what it holds, by a name on its lines or by the function
         // it is in; a range with no name around it; `e.g.` does not end the sentence.
         for right in [
@@ -1986,7 +2221,89 @@ mod tests {
             "`rocblas_internal_scal_launcher` (rocblas_scal_kernels.hpp:250) sets up the grid.",
             "`rocblas_internal_scal_launcher` (rocblas_scal_kernels.hpp:182) is the launcher.",
         ] {
-            assert_eq!(range_elsewhere(right, &shown), None, "{right}");
+            assert_eq!(range_elsewhere(right, &shown, &[]), None, "{right}");
+        }
+    }
+
+    #[test]
+    fn a_line_range_is_read_with_its_branch_its_api_and_what_it_is_compared_with() {
+        let launcher = [
+            "    if(rocblas_pointer_mode_device == handle->pointer_mode)",
+            "    {",
+            "        if(uplo == rocblas_fill_upper)",
+            "        {",
+            "            if(incx == 1)",
+            "                ROCBLAS_LAUNCH_KERNEL((rocblas_syr_kernel_inc1<true, SYR_DIM_X, T>),",
+            "                                      syr_grid,",
+            "                                      syr_threads,",
+            "                                      0,",
+            "                                      rocblas_stream,",
+            "                                      n);",
+            "        }",
+            "    }",
+        ]
+        .join("\n");
+        let entry = "    return rocblas_syr_template(handle, uplo, n, batch_count);";
+        let imp = "rocblas_status rocblas_syr_impl(rocblas_handle handle)\n{\n    return rocblas_status_success;\n}";
+        let template = "rocblas_status rocblas_syr_template(rocblas_int n)\n{\n    if(n <= SYR_SMALL)\n        return syr_run_small(n);\n    return rocblas_status_success;\n}";
+        let file = "library/src/blas2/rocblas_syr_kernels.cpp";
+        let shown = [
+            ShownPiece {
+                file,
+                name: "rocblas_internal_syr_launcher",
+                start: 196,
+                end: 208,
+                text: &launcher,
+            },
+            ShownPiece {
+                file: "library/src/blas2/rocblas_syr_batched.cpp",
+                name: "rocblas_syr_batched_impl",
+                start: 80,
+                end: 80,
+                text: entry,
+            },
+            ShownPiece {
+                file: "library/src/blas2/rocblas_syr.cpp",
+                name: "rocblas_syr_impl",
+                start: 40,
+                end: 43,
+                text: imp,
+            },
+            ShownPiece {
+                file: "library/src/blas2/rocblas_syr.hpp",
+                name: "rocblas_syr_template",
+                start: 10,
+                end: 15,
+                text: template,
+            },
+        ];
+        let about = ["rocblas_ssyr_batched".to_string()];
+        for right in [
+            // The branch test the cited launch sits in, braces or none.
+            "The launch at rocblas_syr_kernels.cpp:203 is the one for `uplo == rocblas_fill_upper` and `incx == 1`.",
+            "In device pointer mode the kernel runs as `rocblas_syr_kernel_inc1` (rocblas_syr_kernels.cpp:201-203) for `rocblas_pointer_mode_device`.",
+            // The API is what the line is cited for, not what it holds.
+            "For rocblas_ssyr_batched the grid is `syr_grid` (rocblas_syr_kernels.cpp:202).",
+            // A line inside a launch names its kernel through the launch's head.
+            "`rocblas_syr_kernel_inc1` takes `n` last (rocblas_syr_kernels.cpp:205-206).",
+            // What a range is compared with is cited for lacking it.
+            "The trace adds `--batch_count` (rocblas_syr_batched.cpp:80 vs rocblas_syr.cpp:42).",
+            // A hop on the path cited beside the line that holds the name.
+            "For small `n` it reaches `syr_run_small` (rocblas_syr_batched.cpp:80; rocblas_syr.hpp:12-13).",
+        ] {
+            assert_eq!(range_elsewhere(right, &shown, &about), None, "{right}");
+        }
+        for wrong in [
+            // A launch cited for a test it does not sit in.
+            "The launch for `rocblas_pointer_mode_host` is at rocblas_syr_kernels.cpp:203.",
+            // An argument two lines past the range cited for it.
+            "The launch passes `rocblas_stream` (rocblas_syr_kernels.cpp:202-203).",
+            // The same lines, cited on their own, for a name they lack.
+            "For small `n` it reaches `syr_run_small` (rocblas_syr_batched.cpp:80).",
+            // A parenthesis whose other range is not the called function's.
+            "For small `n` it reaches `syr_run_small` (rocblas_syr_batched.cpp:80; rocblas_syr.cpp:42).",
+        ] {
+            assert!(range_elsewhere(wrong, &shown, &about).is_some(), "{wrong}");
         }
     }
 
@@ -2043,23 +2360,40 @@ mod tests {
     #[test]
     fn quotes_are_compared_whole() {
         let ok = "It launches with `ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid, threads, 0, stream, n);` and does `x[tid] = alpha * x[tid]`.";
-        assert_eq!(foreign_quote(ok, None, SLICE, &squash(SLICE)), None);
+        assert_eq!(
+            foreign_quote(ok, None, SLICE, &squash(SLICE), &String::new),
+            None
+        );
         // Short quotes count too.
-        assert!(foreign_quote("It does `x[i] *= a`.", None, SLICE, &squash(SLICE)).is_some());
+        assert!(foreign_quote(
+            "It does `x[i] *= a`.",
+            None,
+            SLICE,
+            &squash(SLICE),
+            &String::new
+        )
+        .is_some());
         assert!(foreign_quote(
             "The code does `x[tid] = alpha * x[tid] + beta;`.",
             None,
             SLICE,
-            &squash(SLICE)
+            &squash(SLICE),
+            &String::new
         )
         .is_some());
         let fenced = "```cpp\n  293| rocblas_internal_scal_launcher(rocblas_handle handle,\n    API_INT n)\n```";
-        assert_eq!(foreign_quote(fenced, None, SLICE, &squash(SLICE)), None);
+        assert_eq!(
+            foreign_quote(fenced, None, SLICE, &squash(SLICE), &String::new),
+            None
+        );
         let invented = "The kernel body is:\n```cpp\nx[tid] = beta * x[tid];\n```";
-        assert!(foreign_quote(invented, None, SLICE, &squash(SLICE)).is_some());
+        assert!(foreign_quote(invented, None, SLICE, &squash(SLICE), &String::new).is_some());
         // An illustration is not a quote.
         let sketch = "A simplified sketch of the same idea:\n```cpp\nout[i] = a * in[i];\n```";
-        assert_eq!(foreign_quote(sketch, None, SLICE, &squash(SLICE)), None);
+        assert_eq!(
+            foreign_quote(sketch, None, SLICE, &squash(SLICE), &String::new),
+            None
+        );
         // Values and conditions the answer states are not quotes; statements are, and so
         // is the code with only its numbers changed.
         for stated in [
@@ -2068,7 +2402,7 @@ mod tests {
             "Instance b starts at `A + b*stride_A`.",
         ] {
             assert_eq!(
-                foreign_quote(stated, None, SLICE, &squash(SLICE)),
+                foreign_quote(stated, None, SLICE, &squash(SLICE), &String::new),
                 None,
                 "{stated}"
             );
@@ -2077,21 +2411,24 @@ mod tests {
             "It scales with `x[tid] = alpha * x[tid + 1]`.",
             None,
             SLICE,
-            &squash(SLICE)
+            &squash(SLICE),
+            &String::new
         )
         .is_none());
         assert!(foreign_quote(
             "The line reads `x[tid] = beta * x[tid]`.",
             None,
             SLICE,
-            &squash(SLICE)
+            &squash(SLICE),
+            &String::new
         )
         .is_some());
         assert!(foreign_quote(
             "It launches with `ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid, threads, 1, stream, n)`.",
             None,
             SLICE,
-            &squash(SLICE)
+            &squash(SLICE),
+            &String::new
         )
         .is_some());
         // Code the answer writes itself and then speaks of is its own.
@@ -2101,11 +2438,62 @@ mod tests {
                 "It views LDS as `float* b = reinterpret_cast<float*>(lmem)`.",
                 Some(own),
                 SLICE,
-                &squash(SLICE)
+                &squash(SLICE),
+                &String::new
             ),
             None
         );
         // A quote cut with an ellipsis: each part must be there.
-        assert_eq!(foreign_quote("```cpp\nrocblas_internal_scal_launcher(rocblas_handle handle, ...\nx[tid] = alpha * x[tid];\n```", None, SLICE, &squash(SLICE)), None);
+        assert_eq!(foreign_quote("```cpp\nrocblas_internal_scal_launcher(rocblas_handle handle, ...\nx[tid] = alpha * x[tid];\n```", None, SLICE, &squash(SLICE), &String::new), None);
+    }
+
+    #[test]
+    fn a_line_with_stated_values_put_in_is_the_line() {
+        let slice = "    for(int col = ty; col < n; col += DIM_Y)\n        A[tx + lda * ty] += alpha * x[tx] * x[ty];\n";
+        let own = "constexpr int TRMVN_DIM_Y = 16;";
+        for ok in [
+            "For the last thread `ty = n` and `tx = 0`, so the line does `A[0 + lda*n] += alpha * x[0] * x[n];`.",
+            "The loop `for(int col = ty; col < n; col += 16)` strides by the block height.",
+        ] {
+            assert_eq!(foreign_quote(ok, Some(own), slice, &squash(slice), &String::new), None, "{ok}");
+        }
+        for wrong in [
+            // A value nobody states for the name.
+            "The loop `for(int col = ty; col < n; col += 32)` strides by the block height.",
+            // Two names swapped: each is replaced by a name the line already uses.
+            "With `tx = ty` the line does `A[ty + lda * tx] += alpha * x[ty] * x[tx];`.",
+            // An operator changed along with the values.
+            "With `ty = n` and `tx = 0` the line does `A[0 + lda*n] -= alpha * x[0] * x[n];`.",
+        ] {
+            assert!(
+                foreign_quote(wrong, Some(own), slice, &squash(slice), &String::new).is_some(),
+                "{wrong}"
+            );
+        }
+        // Specifiers left out of a quoted head.
+        let head = "template <typename T>\n__forceinline__ __device__ __host__ T load_scalar(const T* x, uint32_t idx)\n";
+        let quoted = "It is `template <typename T> T load_scalar(const T* x, ...)`.";
+        assert_eq!(
+            foreign_quote(quoted, None, head, &squash(head), &String::new),
+            None
+        );
+        // Code the answer says the slice leaves out is held to the sources.
+        let outside = "The loop is in potf2_simple (not in the slice; from the 6.4.3 source).\nIt sits inside `for(kcol...)` with a `break`.";
+        let in_sources = || "for(I kcol = 0; kcol < n; kcol++)".to_string();
+        assert_eq!(
+            foreign_quote(outside, None, slice, &squash(slice), &in_sources),
+            None
+        );
+        assert!(foreign_quote(outside, None, slice, &squash(slice), &String::new).is_some());
+        let later = "The loop is in potf2_simple (not in the slice).\n\nThe gap: `if(tid == 0) A[kk] = lkk;` has no barrier before it.";
+        let in_sources = || {
+            "for(I kcol = 0; kcol < n; kcol++)\n if(tid == 0)\n {\n A[kk] = lkk;\n }".to_string()
+        };
+        assert_eq!(
+            foreign_quote(later, None, slice, &squash(slice), &in_sources),
+            None
+        );
+        let unsaid = "It sits inside `for(kcol...)` with a `break`.";
+        assert!(foreign_quote(unsaid, None, slice, &squash(slice), &in_sources).is_some());
     }
 }
