@@ -33,6 +33,8 @@ pub struct KnownNames {
     /// Each file path of the trees, and each of its tails at a `/` (`blas1/x.hpp`,
     /// `x.hpp`): what a mention of the file may be.
     files: HashSet<String>,
+    /// Each file of the trees as `(lib, path from the tree's root)`.
+    paths: Vec<(String, String)>,
     /// Per library: the names its index defines (APIs and macros included), to check a
     /// name against the library it is claimed for.
     defined_in: std::collections::BTreeMap<String, HashSet<String>>,
@@ -50,6 +52,7 @@ impl KnownNames {
         // Every file the index read is a file of its pinned tree, inside `library/` or
         // not (rocSOLVER's `common/include/` helpers, which facts cite).
         let mut files = HashSet::new();
+        let mut paths = Vec::new();
         let mut defined_in: std::collections::BTreeMap<String, HashSet<String>> =
             Default::default();
         for idx in indexes {
@@ -61,6 +64,7 @@ impl KnownNames {
                 own.extend(f.symbols.iter().map(|s| s.name.clone()));
                 own.extend(f.macros.iter().map(|m| m.name.clone()));
                 add_file(&mut files, &f.path);
+                paths.push((idx.lib.clone(), f.path.clone()));
             }
             names.extend(idx.api.iter().map(|a| a.name.clone()));
             own.extend(idx.api.iter().map(|a| a.name.clone()));
@@ -75,6 +79,7 @@ impl KnownNames {
             defined,
             prefixes: prefixes.to_vec(),
             files,
+            paths,
             defined_in,
             tails: OnceLock::new(),
         }
@@ -84,7 +89,7 @@ impl KnownNames {
     /// it has no `library/`): types, enum values, constants and file names the index
     /// does not list as definitions.
     pub fn with_trees(mut self, trees: &Trees) -> KnownNames {
-        for (_, root) in trees.roots() {
+        for (lib, root) in trees.roots() {
             let base = if root.join("library").is_dir() {
                 root.join("library")
             } else {
@@ -93,6 +98,8 @@ impl KnownNames {
             for path in source_files(&base) {
                 if let Ok(rel) = path.strip_prefix(root) {
                     add_file(&mut self.files, &rel.to_string_lossy());
+                    self.paths
+                        .push((lib.to_string(), rel.to_string_lossy().into_owned()));
                 }
                 if let Some(stem) = path.file_stem() {
                     self.add_words(&stem.to_string_lossy());
@@ -178,13 +185,53 @@ impl KnownNames {
         self.names.is_empty()
     }
 
+    /// The files of `lib`'s tree a mention names (the path, a tail of it at a `/`, the
+    /// file name shortened at `_` or `-`, folders left out as `/.../`), each once.
+    pub fn files_named(&self, lib: &str, mention: &str) -> Vec<&str> {
+        let mention = mention.trim_start_matches("./");
+        let mut out: Vec<&str> = self
+            .paths
+            .iter()
+            .filter(|(l, _)| l == lib)
+            .map(|(_, p)| p.as_str())
+            .filter(|p| {
+                mentions_file(p, mention)
+                    || (!mention.contains('/')
+                        && p.rsplit('/')
+                            .next()
+                            .is_some_and(|n| tail_at(mention, n, b'-')))
+                    || mention.split_once("/.../").is_some_and(|(head, tail)| {
+                        p.ends_with(&format!("/{tail}")) && p.contains(&format!("{head}/"))
+                    })
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// Is `mention` (a path or a bare file name) a file of a pinned tree?
     pub fn has_file(&self, mention: &str) -> bool {
         let mention = mention.trim_start_matches("./");
         // `imp.hpp` for the `_imp.hpp` file of the family: the shortened file name of
         // a tree's file, as a reader shortens `rocblas_dot_imp.hpp`.
+        // `complex-types.h` of `rocblas-complex-types.h`; `src64/.../rocblas_tbsv_64.cpp`
+        // with the folders between left out; `hip/hip_runtime.h` of the HIP headers.
+        let elided = mention.split_once("/.../").is_some_and(|(head, tail)| {
+            self.files
+                .iter()
+                .any(|f| f.ends_with(&format!("/{tail}")) && f.contains(&format!("{head}/")))
+        });
         self.files.contains(mention)
-            || (!mention.contains('/') && self.files.iter().any(|f| tail_at(mention, f, b'_')))
+            || (!mention.contains('/')
+                && self
+                    .files
+                    .iter()
+                    .any(|f| tail_at(mention, f, b'_') || tail_at(mention, f, b'-')))
+            || elided
+            || system_header_dirs_cached()
+                .iter()
+                .any(|(d, _)| d.join(mention).is_file())
     }
 }
 
@@ -230,6 +277,12 @@ pub fn system_header_dirs() -> Vec<(PathBuf, bool)> {
     }
     dirs.push((inc.to_path_buf(), false));
     dirs
+}
+
+/// [`system_header_dirs`], found once per process.
+fn system_header_dirs_cached() -> &'static [(PathBuf, bool)] {
+    static DIRS: OnceLock<Vec<(PathBuf, bool)>> = OnceLock::new();
+    DIRS.get_or_init(system_header_dirs)
 }
 
 /// Words of the system headers, read once per process.
@@ -363,10 +416,13 @@ pub fn tail_at(tail: &str, full: &str, sep: u8) -> bool {
 /// Math notation written like a name (`l_k`, `a_ij`, `x_i`): short parts joined by
 /// underscores, which prose uses for subscripts, not for the library's names.
 fn math_notation(w: &str) -> bool {
+    const OPERATORS: &[&str] = &["sum", "prod", "max", "min", "norm", "argmax", "argmin"];
     let parts: Vec<&str> = w.split('_').collect();
     parts.len() == 2
         && parts.iter().all(|p| !p.is_empty())
-        && (parts.iter().all(|p| p.len() <= 2) || (parts[0].len() == 1 && w.len() <= 8))
+        && (parts.iter().all(|p| p.len() <= 2)
+            || (parts[0].len() == 1 && w.len() <= 8)
+            || (OPERATORS.contains(&parts[0]) && parts[1].len() <= 2))
 }
 
 /// The identifiers of a text as a set: built once for the code shown, asked by each
@@ -395,7 +451,19 @@ impl NameSet {
     /// shows, one word will do (`argCheck` of `rocsolver_getrs_argCheck`, `inc1` of
     /// `rocblas_syr_kernel_inc1`): the slice's own names are few.
     pub fn contains_shortened(&self, w: &str) -> bool {
-        w.len() >= 3 && self.0.iter().any(|full| tail_at(w, full, b'_'))
+        // Or the head two names share (`sub_stride` of `sub_stride_A` and
+        // `sub_stride_invA`).
+        let head = |full: &str| {
+            w.contains('_')
+                && full.len() > w.len() + 1
+                && full.starts_with(w)
+                && full.as_bytes()[w.len()] == b'_'
+        };
+        w.len() >= 3
+            && self
+                .0
+                .iter()
+                .any(|full| tail_at(w, full, b'_') || head(full))
     }
 }
 
@@ -502,6 +570,23 @@ fn code_shaped(w: &str) -> bool {
             .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
 }
 
+/// A hardware performance counter as rocprof names it: its block (`SQ`, `TCC`, `TCP`,
+/// ...) then upper-case words (`SQ_LDS_BANK_CONFLICT`, `TCC_HIT_sum`).
+fn counter_name(w: &str) -> bool {
+    const BLOCKS: &[&str] = &[
+        "SQ", "SQC", "TCC", "TCP", "TA", "TD", "GRBM", "SPI", "CPC", "CPF", "GDS",
+    ];
+    w.split_once('_').is_some_and(|(block, rest)| {
+        BLOCKS.contains(&block)
+            && rest.len() >= 3
+            && rest.split('_').next().is_some_and(|first| {
+                first
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+            })
+    })
+}
+
 /// Names of the hardware and its tools that an answer about performance uses and no
 /// source tree holds: GCN/CDNA instructions and rocprof counters.
 const HARDWARE_NAMES: &[&str] = &[
@@ -589,6 +674,7 @@ pub fn unknown_identifiers(
             || context.contains(w)
             || math_notation(w)
             || HARDWARE_NAMES.contains(&w)
+            || counter_name(w)
             || shown.contains_shortened(w)
             || known.contains_shortened(w)
             || known.contains_unprefixed(w)
@@ -631,6 +717,10 @@ fn names_used_as_code(prose: &str) -> Vec<String> {
     let mut out = Vec::new();
     for c in backtick_re().captures_iter(&prose) {
         let span = c.get(1).map_or("", |m| m.as_str());
+        // A command-line option (`-Rpass-analysis=kernel-resource-usage`) names no code.
+        if span.trim_start().starts_with('-') {
+            continue;
+        }
         for w in identifiers(span) {
             if w.len() >= 2 && !w.chars().all(|c| c.is_ascii_digit()) {
                 out.push(w.to_string());
@@ -821,7 +911,11 @@ pub type ShownRange<'a> = (&'a str, u32, u32);
 
 /// The first line range the answer's prose names (`file.hpp:40-46`, `lines 40-46`)
 /// that is not inside the code shown, described.
-pub fn range_outside_shown(answer: &str, shown: &[ShownRange]) -> Option<String> {
+pub fn range_outside_shown(
+    answer: &str,
+    shown: &[ShownRange],
+    in_tree: &dyn Fn(&str, u32, u32) -> bool,
+) -> Option<String> {
     let (_, prose) = split_fences(answer);
     // A range inside one piece, or spanning pieces of one file shown one after the
     // other with a short gap between them (parameter lines a slice leaves out): its
@@ -859,15 +953,23 @@ pub fn range_outside_shown(answer: &str, shown: &[ShownRange]) -> Option<String>
         };
         let b = num(c.get(3)).unwrap_or(a);
         let at = c.get(0).map_or((0, 0), |m| (m.start(), m.end()));
-        if b < a || (!inside(Some(file), a, b) && !said_outside(at)) {
+        // Lines the slice leaves out are still the pinned tree's, where they are read.
+        if b < a || (!inside(Some(file), a, b) && !said_outside(at) && !in_tree(file, a, b)) {
             return Some(format!("{file}:{a}-{b}"));
         }
     }
+    let files: Vec<(usize, &str)> = file_mention_re()
+        .captures_iter(&prose)
+        .filter_map(|c| Some((c.get(0)?.start(), c.get(1)?.as_str())))
+        .collect();
     for c in line_mention_re().captures_iter(&prose) {
         let Some(a) = num(c.get(1)) else { continue };
         let b = num(c.get(2)).unwrap_or(a);
         let at = c.get(0).map_or((0, 0), |m| (m.start(), m.end()));
-        if b < a || (!inside(None, a, b) && !said_outside(at)) {
+        // "line 3161" after "rocblas_hemv_symv_kernels.cpp:3154" is of that file.
+        let of_file = files.iter().rev().find(|(i, _)| *i < at.0).map(|(_, f)| *f);
+        let in_last_file = of_file.is_some_and(|f| in_tree(f, a, b));
+        if b < a || (!inside(None, a, b) && !said_outside(at) && !in_last_file) {
             return Some(c.get(0).map_or(String::new(), |m| m.as_str().to_string()));
         }
     }
@@ -880,11 +982,42 @@ fn said_outside_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(concat!(
-            r"(?i)\b(?:not (?:shown|in the (?:slice|code shown))|outside the (?:slice|code shown)",
+            r"(?i)\b(?:not (?:shown|in the (?:slice|code shown))|outside (?:the|this) (?:slice|code shown)",
+            r"|source lines?|(?:the slice|it) (?:does not|doesn't) show",
             r"|(?:left|cut) out of the slice|(?:in|from) the (?:[\d.]+ |library(?:'s)? )?sources?|omitted)\b"
         ))
         .expect("static regex")
     })
+}
+
+/// The line ranges the answer's prose gives, with the file where it names one
+/// (`utility.hpp:149-154`, `source line 3568`).
+pub fn ranges_in_prose(answer: &str) -> Vec<(Option<String>, u32, u32)> {
+    let (_, prose) = split_fences(answer);
+    let num = |m: Option<regex::Match>| m.and_then(|m| m.as_str().parse::<u32>().ok());
+    let mut out = Vec::new();
+    for c in file_mention_re().captures_iter(&prose) {
+        if let Some(a) = num(c.get(2)) {
+            let file = c.get(1).map(|m| m.as_str().to_string());
+            out.push((file, a, num(c.get(3)).unwrap_or(a)));
+        }
+    }
+    for c in line_mention_re().captures_iter(&prose) {
+        if let Some(a) = num(c.get(1)) {
+            out.push((None, a, num(c.get(2)).unwrap_or(a)));
+        }
+    }
+    out
+}
+
+/// The files the answer's prose names (`rocblas_hemv_symv_kernels.cpp:3179`,
+/// `utility.hpp`), as written.
+pub fn files_mentioned(answer: &str) -> Vec<String> {
+    let (_, prose) = split_fences(answer);
+    file_mention_re()
+        .captures_iter(&prose)
+        .filter_map(|c| c.get(1).map(|m| m.as_str().to_string()))
+        .collect()
 }
 
 /// The end of a sentence in prose: a stop after a word of two letters or more, a
@@ -892,7 +1025,8 @@ fn said_outside_re() -> &'static Regex {
 fn sentence_end_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"(?:^|[^.])\b(?:[A-Za-z]{2,}|\d+|[)`'\x22])[.!?]\s+|\n").expect("static regex")
+        Regex::new(r"(?:^|[^.])\b(?:[A-Za-z_]\w*[A-Za-z]|\d+|[)`'\x22])[.!?]\s+|\n")
+            .expect("static regex")
     })
 }
 
@@ -993,6 +1127,17 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece], about: &[String]) -> 
             .collect();
         // "takes a plain float* and no batch count (potf2.cpp:40)" cites the lines for
         // what they lack.
+        // A range of code the slice does not show, read in the whole file, is held to
+        // what its sentence says it does even when the sentence names nothing.
+        let outside = piece.name.is_empty();
+        if names.is_empty() && outside && !negation_re().is_match(&segment) {
+            let lines = statement_lines(piece, a, b);
+            if !actions_hold(&segment, &lines.join("\n")) {
+                return Some(format!(
+                    "{file}:{a}-{b} does not do what the answer cites it for"
+                ));
+            }
+        }
         if names.is_empty() || negation_re().is_match(&segment) {
             continue;
         }
@@ -1030,6 +1175,7 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece], about: &[String]) -> 
                 })
             })
             || (in_named(false) && actions_hold(&segment, &lines.join("\n")))
+            || in_function_said(&prose[m.end()..], piece)
             || calls_cited_with(&prose, c, &mentions, &cited, shown);
         if !anchored {
             let range = if b > a {
@@ -1089,6 +1235,18 @@ fn statement_lines<'a>(piece: &ShownPiece<'a>, a: u32, b: u32) -> Vec<&'a str> {
     let mut out = vec![at(head)];
     out.extend((a..=tail).map(at));
     out
+}
+
+/// Does the prose right after a range say which function the lines are in ("line 135 in
+/// `rocblas_tbsv_backward_substitution_calc`"), and are they?
+fn in_function_said(after: &str, piece: &ShownPiece) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"^\)?,?\s+(?:in|of|inside|within)\s+(?:the\s+)?`?([A-Za-z_]\w*)")
+            .expect("static regex")
+    });
+    re.captures(after)
+        .is_some_and(|c| names_piece(&c[1], piece.name))
 }
 
 /// Prose ending in a word that compares: the range after it is what is compared with.
@@ -1351,9 +1509,18 @@ pub fn builtin_not_in_kernel(
     shown: &[ShownPiece],
     kernels: &[&str],
 ) -> Option<String> {
+    // "blockIdx.x and blockIdx.y are always 0" says what a kernel does not use.
+    static UNUSED: OnceLock<Regex> = OnceLock::new();
+    let unused = UNUSED.get_or_init(|| {
+        // The split at a sentence's end takes its last number with it.
+        Regex::new(r"(?i)\b(?:(?:is|are) (?:always\b|(?:0|zero)\b)|unused)").expect("static regex")
+    });
     let (_, prose) = split_fences(answer);
     for sentence in sentence_end_re().split(&prose) {
-        if hedge_re().is_match(sentence) || speaks_of_own_code(sentence) {
+        if hedge_re().is_match(sentence)
+            || speaks_of_own_code(sentence)
+            || unused.is_match(sentence)
+        {
             continue;
         }
         let claimed = builtins_in(sentence);
@@ -1519,6 +1686,10 @@ fn type_fits(said: &str, declared: &str) -> bool {
 /// Does a code span hold code (an expression or statement) rather than a name?
 fn quote_shaped(span: &str) -> bool {
     let s = span.trim();
+    // Σ, ·, ≤ and the like write mathematics, which no code shown holds.
+    if s.contains(['Σ', '∑', '·', '×', '≤', '≥', '√', '∈', '−']) {
+        return false;
+    }
     s.contains("->")
         || s.chars().any(|c| ";=[]{}+*/&|!?%^".contains(c))
         || s.find('(')
@@ -1644,36 +1815,76 @@ fn code_tokens(s: &str) -> Vec<&str> {
 fn values_put_in(shown: &str, quote: &str, stated: &str) -> bool {
     let q = code_tokens(quote);
     let code = code_tokens(shown);
-    if q.len() < 3 || code.len() < q.len() {
+    if q.len() < 3 || code.len() < 3 {
         return false;
     }
     let name = |t: &str| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
     let value = |t: &str| t.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
-    let says = |n: &str, v: &str| {
+    let says = |n: &str, v: &[&str]| {
+        let v: Vec<String> = v.iter().map(|t| regex::escape(t)).collect();
         Regex::new(&format!(
-            r"\b(?:\w+_)?{}\s*=[^;\n`]*?\b{}\b",
+            r"\b(?:\w+_)?{}\s*=[^;\n`]*?(?:^|[^\w]){}(?:$|[^\w])",
             regex::escape(n),
-            regex::escape(v)
+            v.join(r"\s*")
         ))
         .is_ok_and(|re| re.is_match(stated))
     };
-    'start: for w in code.windows(q.len()) {
-        let mut put: Vec<(&str, &str)> = Vec::new();
-        for (c, t) in w.iter().zip(&q) {
-            if c == t {
-                continue;
-            }
-            if !(name(c) && value(t)) || w.contains(t) {
-                continue 'start;
-            }
-            match put.iter().find(|(n, _)| n == c) {
-                Some((_, v)) if v != t => continue 'start,
-                Some(_) => {}
-                None => put.push((c, t)),
+    // The tokens of a value put in for a name at `j`: one word or number, or a
+    // parenthesised group (`(n-1)` for `i`), its parentheses left out.
+    let value_at = |j: usize| -> Option<(usize, Vec<&str>)> {
+        if value(q[j]) {
+            return Some((j + 1, vec![q[j]]));
+        }
+        if q[j] != "(" {
+            return None;
+        }
+        let mut depth = 0;
+        for k in j..q.len() {
+            match q[k] {
+                "(" => depth += 1,
+                ")" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return (k > j + 1).then(|| (k + 1, q[j + 1..k].to_vec()));
+                    }
+                }
+                _ => {}
             }
         }
-        let changed = w.iter().zip(&q).filter(|(c, t)| c != t).count();
-        if !put.is_empty() && 2 * changed <= q.len() && put.iter().all(|(n, v)| says(n, v)) {
+        None
+    };
+    'start: for first in 0..code.len() {
+        let mut put: Vec<(&str, Vec<&str>)> = Vec::new();
+        let (mut i, mut j, mut same) = (first, 0, 0);
+        while j < q.len() {
+            if i >= code.len() {
+                continue 'start;
+            }
+            if code[i] == q[j] {
+                same += 1;
+                i += 1;
+                j += 1;
+                continue;
+            }
+            if !name(code[i]) {
+                continue 'start;
+            }
+            let Some((next, v)) = value_at(j) else {
+                continue 'start;
+            };
+            match put.iter().find(|(n, _)| *n == code[i]) {
+                Some((_, w)) if *w != v => continue 'start,
+                Some(_) => {}
+                None => put.push((code[i], v)),
+            }
+            i += 1;
+            j = next;
+        }
+        let window = &code[first..i];
+        let fresh = put
+            .iter()
+            .all(|(_, v)| v.len() > 1 || !window.contains(&v[0]));
+        if !put.is_empty() && fresh && 2 * same >= q.len() && put.iter().all(|(n, v)| says(n, v)) {
             return true;
         }
     }
@@ -1903,6 +2114,10 @@ mod tests {
                 add_file(&mut files, "library/src/blas1/rocblas_scal_kernels.hpp");
                 files
             },
+            paths: vec![(
+                "rocblas".into(),
+                "library/src/blas1/rocblas_scal_kernels.hpp".into(),
+            )],
             defined_in: [
                 ("rocblas", &["rocblas_scal_kernel", "rocblas_sscal"][..]),
                 ("rocsolver", &["rocsolver_sgetrf", "rocblasCall_gemm"][..]),
@@ -2096,14 +2311,24 @@ mod tests {
         );
         let shown = [("library/src/blas1/rocblas_scal_kernels.hpp", 26, 58)];
         assert_eq!(
-            range_outside_shown("rocblas_scal_kernels.hpp:26-58 and line 40", &shown),
+            range_outside_shown(
+                "rocblas_scal_kernels.hpp:26-58 and line 40",
+                &shown,
+                &|_, _, _| false
+            ),
             None
         );
-        assert!(range_outside_shown("rocblas_scal_kernels.hpp:20-30", &shown).is_some());
-        assert!(range_outside_shown("lines 50 to 70", &shown).is_some());
+        assert!(
+            range_outside_shown("rocblas_scal_kernels.hpp:20-30", &shown, &|_, _, _| false)
+                .is_some()
+        );
+        assert!(range_outside_shown("lines 50 to 70", &shown, &|_, _, _| false).is_some());
         // A file name shortened at an underscore names the file; a range the answer
         // itself says is not shown is not held to the slice.
-        assert_eq!(range_outside_shown("See kernels.hpp:30-40.", &shown), None);
+        assert_eq!(
+            range_outside_shown("See kernels.hpp:30-40.", &shown, &|_, _, _| false),
+            None
+        );
         assert_eq!(
             unknown_files("See kernels.hpp and scal_kernels.hpp.", &known()),
             Vec::<String>::new()
@@ -2111,18 +2336,91 @@ mod tests {
         assert_eq!(
             range_outside_shown(
                 "The 64-bit split is in lines 127-225, which are not shown.",
-                &shown
+                &shown,
+                &|_, _, _| false
             ),
             None
         );
         assert_eq!(
             range_outside_shown(
                 "The limit is 1 << 16 (utility.hpp:34 in the sources).",
-                &shown
+                &shown,
+                &|_, _, _| false
             ),
             None
         );
-        assert!(range_outside_shown("See kernels.hpp:300.", &shown).is_some());
+        assert!(range_outside_shown("See kernels.hpp:300.", &shown, &|_, _, _| false).is_some());
+    }
+
+    #[test]
+    fn a_file_is_named_by_its_path_its_tail_or_its_shortened_name() {
+        let mut k = known();
+        k.paths = vec![
+            (
+                "rocblas".into(),
+                "library/include/internal/rocblas-complex-types.h".into(),
+            ),
+            (
+                "rocblas".into(),
+                "library/src64/blas2/rocblas_tbsv_64.cpp".into(),
+            ),
+            (
+                "rocblas".into(),
+                "library/src/blas2/rocblas_tbsv.cpp".into(),
+            ),
+        ];
+        for (mention, want) in [
+            (
+                "complex-types.h",
+                "library/include/internal/rocblas-complex-types.h",
+            ),
+            (
+                "src64/.../rocblas_tbsv_64.cpp",
+                "library/src64/blas2/rocblas_tbsv_64.cpp",
+            ),
+            (
+                "blas2/rocblas_tbsv.cpp",
+                "library/src/blas2/rocblas_tbsv.cpp",
+            ),
+        ] {
+            assert_eq!(k.files_named("rocblas", mention), [want], "{mention}");
+        }
+        assert!(k.files_named("rocsolver", "complex-types.h").is_empty());
+        assert!(k.files_named("rocblas", "rocblas_tbsv_32.cpp").is_empty());
+        // The HIP headers are files too.
+        if Path::new("/usr/include/hip/hip_runtime.h").is_file() {
+            assert!(k.has_file("hip/hip_runtime.h"));
+        }
+    }
+
+    #[test]
+    fn lines_the_slice_leaves_out_are_read_in_the_pinned_file() {
+        let shown = [(
+            "library/src/blas2/rocblas_hemv_symv_kernels.cpp",
+            3569,
+            3587,
+        )];
+        let in_tree = |f: &str, a: u32, b: u32| f.ends_with("kernels.cpp") && a >= 1 && b <= 3900;
+        for ok in [
+            "The grid is set at rocblas_hemv_symv_kernels.cpp:3179, outside the lines shown.",
+            "After the launch at rocblas_hemv_symv_kernels.cpp:3570, `shifty` comes from line 3161.",
+        ] {
+            assert_eq!(range_outside_shown(ok, &shown, &in_tree), None, "{ok}");
+        }
+        // Past the file's end, or a line of no file named before it.
+        assert!(
+            range_outside_shown("See rocblas_hemv_symv_kernels.cpp:5000.", &shown, &in_tree)
+                .is_some()
+        );
+        assert!(range_outside_shown("The grid is set at line 3161.", &shown, &in_tree).is_some());
+        let ranges = ranges_in_prose("At utility.hpp:149-154 and source line 3568.");
+        assert_eq!(
+            ranges,
+            [
+                (Some("utility.hpp".to_string()), 149, 154),
+                (None, 3568, 3568)
+            ]
+        );
     }
 
     #[test]
@@ -2348,6 +2646,8 @@ mod tests {
             "rocblas_gemv_kernel uses blockIdx.y for its rows.",
             // Two kernels named: not judged.
             "rocblas_scal_kernel and rocblas_gemv_kernel both use blockIdx.y.",
+            // What a kernel leaves at zero is no read.
+            "Grid dim3(1, 1, batch_count) (a.hpp 1-5). blockIdx.y is always 0 in rocblas_scal_kernel.",
         ] {
             assert_eq!(
                 builtin_not_in_kernel(right, &shown, &kernels),
@@ -2454,6 +2754,8 @@ mod tests {
         for ok in [
             "For the last thread `ty = n` and `tx = 0`, so the line does `A[0 + lda*n] += alpha * x[0] * x[n];`.",
             "The loop `for(int col = ty; col < n; col += 16)` strides by the block height.",
+            // A parenthesised value for a name.
+            "On its last pass `ty = n-1`, and the thread does `A[tx + lda * (n-1)] += alpha * x[tx] * x[(n-1)];`.",
         ] {
             assert_eq!(foreign_quote(ok, Some(own), slice, &squash(slice), &String::new), None, "{ok}");
         }
