@@ -1341,7 +1341,9 @@ mod tests {
         assert!(words.contains(&"sgelqf".to_string()), "{words:?}");
         assert!(!words.iter().any(|w| w == "kernel" || w == "small"));
         // Code for another routine names none of them; a strided copy of the kernel does.
-        assert!(!words.iter().any(|w| "__global__ void tbsv_forward()".contains(w.as_str())));
+        assert!(!words
+            .iter()
+            .any(|w| "__global__ void tbsv_forward()".contains(w.as_str())));
         assert!(words
             .iter()
             .any(|w| "__global__ void slarfg_strided_kernel()".contains(w.as_str())));
