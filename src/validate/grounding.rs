@@ -189,10 +189,12 @@ impl KnownNames {
     /// file name shortened at `_` or `-`, folders left out as `/.../`), each once.
     pub fn files_named(&self, lib: &str, mention: &str) -> Vec<&str> {
         let mention = mention.trim_start_matches("./");
+        // Every way of naming a file keeps its end: a cheap test before the others.
+        let end = mention.rsplit_once("/.../").map_or(mention, |(_, tail)| tail);
         let mut out: Vec<&str> = self
             .paths
             .iter()
-            .filter(|(l, _)| l == lib)
+            .filter(|(l, p)| l == lib && p.ends_with(end))
             .map(|(_, p)| p.as_str())
             .filter(|p| {
                 mentions_file(p, mention)
