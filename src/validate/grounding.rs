@@ -190,7 +190,9 @@ impl KnownNames {
     pub fn files_named(&self, lib: &str, mention: &str) -> Vec<&str> {
         let mention = mention.trim_start_matches("./");
         // Every way of naming a file keeps its end: a cheap test before the others.
-        let end = mention.rsplit_once("/.../").map_or(mention, |(_, tail)| tail);
+        let end = mention
+            .rsplit_once("/.../")
+            .map_or(mention, |(_, tail)| tail);
         let mut out: Vec<&str> = self
             .paths
             .iter()
