@@ -185,58 +185,53 @@ impl KnownNames {
         self.names.is_empty()
     }
 
-    /// The files of `lib`'s tree a mention names (the path, a tail of it at a `/`, the
-    /// file name shortened at `_` or `-`, folders left out as `/.../`), each once.
+    /// The files of `lib`'s tree a mention names ([`names_file`]), each once.
     pub fn files_named(&self, lib: &str, mention: &str) -> Vec<&str> {
         let mention = mention.trim_start_matches("./");
-        // Every way of naming a file keeps its end: a cheap test before the others.
-        let end = mention
-            .rsplit_once("/.../")
-            .map_or(mention, |(_, tail)| tail);
         let mut out: Vec<&str> = self
             .paths
             .iter()
-            .filter(|(l, p)| l == lib && p.ends_with(end))
+            .filter(|(l, p)| l == lib && names_file(p, mention))
             .map(|(_, p)| p.as_str())
-            .filter(|p| {
-                mentions_file(p, mention)
-                    || (!mention.contains('/')
-                        && p.rsplit('/')
-                            .next()
-                            .is_some_and(|n| tail_at(mention, n, b'-')))
-                    || mention.split_once("/.../").is_some_and(|(head, tail)| {
-                        p.ends_with(&format!("/{tail}")) && p.contains(&format!("{head}/"))
-                    })
-            })
             .collect();
         out.sort_unstable();
         out.dedup();
         out
     }
 
-    /// Is `mention` (a path or a bare file name) a file of a pinned tree?
+    /// Is `mention` (a path or a bare file name) a file of a pinned tree, or one of the
+    /// HIP and system headers (`hip/hip_runtime.h`)?
     pub fn has_file(&self, mention: &str) -> bool {
         let mention = mention.trim_start_matches("./");
-        // `imp.hpp` for the `_imp.hpp` file of the family: the shortened file name of
-        // a tree's file, as a reader shortens `rocblas_dot_imp.hpp`.
-        // `complex-types.h` of `rocblas-complex-types.h`; `src64/.../rocblas_tbsv_64.cpp`
-        // with the folders between left out; `hip/hip_runtime.h` of the HIP headers.
-        let elided = mention.split_once("/.../").is_some_and(|(head, tail)| {
-            self.files
-                .iter()
-                .any(|f| f.ends_with(&format!("/{tail}")) && f.contains(&format!("{head}/")))
-        });
         self.files.contains(mention)
-            || (!mention.contains('/')
-                && self
-                    .files
-                    .iter()
-                    .any(|f| tail_at(mention, f, b'_') || tail_at(mention, f, b'-')))
-            || elided
+            || self.paths.iter().any(|(_, p)| names_file(p, mention))
             || system_header_dirs_cached()
                 .iter()
                 .any(|(d, _)| d.join(mention).is_file())
     }
+}
+
+/// Does `mention` name the file at `path`: the path, a tail of it at a `/`, the file
+/// name shortened at `_` or `-` (`imp.hpp` of `rocblas_dot_imp.hpp`, `complex-types.h`
+/// of `rocblas-complex-types.h`), or folders left out as `/.../`
+/// (`src64/.../rocblas_tbsv_64.cpp`)?
+fn names_file(path: &str, mention: &str) -> bool {
+    // Every way of naming a file keeps its end: a cheap test before the others.
+    let end = mention
+        .rsplit_once("/.../")
+        .map_or(mention, |(_, tail)| tail);
+    if !path.ends_with(end) {
+        return false;
+    }
+    mentions_file(path, mention)
+        || (!mention.contains('/')
+            && path
+                .rsplit('/')
+                .next()
+                .is_some_and(|n| tail_at(mention, n, b'-')))
+        || mention.split_once("/.../").is_some_and(|(head, tail)| {
+            path.ends_with(&format!("/{tail}")) && path.contains(&format!("{head}/"))
+        })
 }
 
 /// Adds a file's path and each of its tails at a `/` to `files`.
