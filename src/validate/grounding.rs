@@ -185,7 +185,8 @@ impl KnownNames {
         self.names.is_empty()
     }
 
-    /// The files of `lib`'s tree a mention names ([`names_file`]), each once.
+    /// The files of `lib`'s tree a mention names (its path, a tail of it, its file name
+    /// shortened at `_` or `-`, folders left out as `/.../`), each once.
     pub fn files_named(&self, lib: &str, mention: &str) -> Vec<&str> {
         let mention = mention.trim_start_matches("./");
         let mut out: Vec<&str> = self
