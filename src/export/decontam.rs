@@ -228,10 +228,24 @@ pub fn check(entries: &[&Entry], evals: &[EvalData]) -> (Vec<bool>, Vec<EvalRepo
         .iter()
         .map(|t| [0, 1, 2].map(|k| weights(&t[k], &idf)))
         .collect();
+    // Words no entry uses are no evidence of a leak either way; left in, the filler of
+    // a rewording ("indeed", "gives back") weighs an item down against its entry.
+    let vocabulary: std::collections::HashSet<String> = entry_texts
+        .iter()
+        .flat_map(|t| words(&t[2]).collect::<Vec<_>>())
+        .collect();
     let mut reports = Vec::new();
     for set in evals {
-        let item_vecs: [Vec<Vec<(String, f64)>>; 3] =
-            [0, 1, 2].map(|k| set.items.iter().map(|i| weights(&i[k], &idf)).collect());
+        let item_vecs: [Vec<Vec<(String, f64)>>; 3] = [0, 1, 2].map(|k| {
+            set.items
+                .iter()
+                .map(|i| {
+                    let known: Vec<String> =
+                        words(&i[k]).filter(|w| vocabulary.contains(w)).collect();
+                    weights(&known.join(" "), &idf)
+                })
+                .collect()
+        });
         let posts: Vec<Postings> = item_vecs.iter().map(|v| postings(v)).collect();
         // A reworded item leaks the entry it is closest to: per item, the entries at its
         // best cosine (within PARAPHRASE_MARGIN), not every sibling of one template.
