@@ -26,7 +26,7 @@ fn hugging_face_datasets_loads_every_kind_of_entry() {
             "--lib",
             "rocblas",
             "--api",
-            "rocblas_s{dot,swap,gemv}",
+            "rocblas_s{dot,scal,gemv}",
             "--limit",
             "12",
         ],

@@ -378,7 +378,7 @@ fn a_mix_meets_its_quotas_and_a_seed_gives_the_same_bytes() {
         std::fs::write(
             &file,
             format!(
-                "seed = {seed}\n[[source]]\nentries = [\"out/rocblas/6.4.4\"]\n[quota.category]\n\"api-to-kernel\" = 120\n\"edge-cases\" = 90\nsemantics = 60\ndebugging = 30\n[cap]\nper_api = 3\nper_template = 70\n"
+                "seed = {seed}\n[[source]]\nentries = [\"out/rocblas/6.4.4\"]\n[quota.category]\n\"api-to-kernel\" = 120\n\"edge-cases\" = 90\nsemantics = 60\ndebugging = 20\n[cap]\nper_api = 3\nper_template = 70\n"
             ),
         )
         .unwrap();
@@ -424,7 +424,7 @@ fn a_mix_meets_its_quotas_and_a_seed_gives_the_same_bytes() {
         ("api-to-kernel", 120),
         ("edge-cases", 90),
         ("semantics", 60),
-        ("debugging", 30),
+        ("debugging", 20),
     ] {
         let got = per_category.get(cat).copied().unwrap_or(0);
         assert!((got - want).abs() <= 1, "{cat}: {got} of {want}");

@@ -102,7 +102,7 @@ fn extract(
     (root, entries, rejects)
 }
 
-const APIS: &str = "rocblas_s{dot,swap,scal,axpy,gemv,ger,trsv}";
+const APIS: &str = "rocblas_s{scal,axpy,copy,ger,trsv,tbmv,tpmv,dgmm}";
 
 #[test]
 fn right_answers_are_kept_by_extract_and_by_validate() {
@@ -177,7 +177,7 @@ fn right_answers_are_kept_by_extract_and_by_validate() {
 #[test]
 fn answers_that_miss_the_line_or_the_fix_are_rejected() {
     for style in [Style::WrongLine, Style::NoFix] {
-        let (_root, entries, rejects) = extract("rocblas_s{dot,swap,scal}", style);
+        let (_root, entries, rejects) = extract("rocblas_s{scal,axpy,copy}", style);
         assert!(entries.is_empty(), "{entries:#?}");
         assert!(rejects.len() >= 2);
         for r in &rejects {
@@ -188,7 +188,7 @@ fn answers_that_miss_the_line_or_the_fix_are_rejected() {
 
 #[test]
 fn a_forged_mutation_record_is_rejected_by_validate() {
-    let (root, entries, _) = extract("rocblas_sdot", Style::Right);
+    let (root, entries, _) = extract("rocblas_sscal", Style::Right);
     assert_eq!(entries.len(), 1);
     // The record claims a line that the tree does not hold: the prompt cannot be
     // rebuilt, so the entry proves nothing.

@@ -158,14 +158,17 @@ fn site(
     }
 }
 
-/// `i < n` -> `i <= n` and `i >= n` -> `i > n`, where `i` follows the thread.
+/// `i < n` -> `i <= n` and `i >= n` -> `i > n`, where `i` follows the thread. The
+/// explanation names the bound as written (`n - 1`, not `n`) and says whether a
+/// thread passes a guard or a loop runs a step more; a loop whose body tests the same
+/// bound again is left alone (the extra step does nothing).
 fn bound_checks(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<Site>) {
     static CMP: OnceLock<Regex> = OnceLock::new();
     let cmp = re(
         &CMP,
         r"\b([A-Za-z_]\w*)(\.[xyz])?\s*(<|>=)\s*([A-Za-z_][\w.]*|\d+)",
     );
-    for l in lines {
+    for (k, l) in lines.iter().enumerate() {
         let code = code_part(l.text);
         for c in cmp.captures_iter(code) {
             let op = c.get(3).expect("group");
@@ -181,34 +184,135 @@ fn bound_checks(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<Si
                 continue;
             }
             let left = format!("{}{}", &c[1], c.get(2).map_or("", |m| m.as_str()));
-            let right = c[4].to_string();
-            let (replacement, what) = if op.as_str() == "<" {
-                (
-                    "<=",
-                    format!("the thread (or step) whose {left} equals {right} also passes"),
-                )
-            } else {
-                (
-                    ">",
-                    format!("the thread whose {left} equals {right} is no longer stopped"),
-                )
+            let (s, e) = expression_around(code, op.start(), op.end());
+            // The bound as written: everything right of the operator in the expression.
+            let right = code[op.end()..e.max(op.end())].trim().to_string();
+            let in_loop = loop_condition(code, s);
+            if in_loop && tests_again(lines, k, &code[s..e]) {
+                continue;
+            }
+            // What the extra thread or step writes: an element whose subscript uses
+            // `left` in what the condition covers (past an early return, anything the
+            // thread writes in the rest of the kernel). A read one past the end may
+            // land in valid memory and go unused (`y[m]` in latrd is another column
+            // of W, and the row is never stored), so only a write is surely a bug.
+            let rest = &code[e.min(code.len())..];
+            let early_return =
+                !in_loop && rest.trim_start().starts_with(')') && rest.contains("return");
+            let covered = covered_text(lines, k, s, early_return);
+            let Some(write) = written_with(&covered, |w| {
+                w == &c[1] || (early_return && thread.contains(w))
+            }) else {
+                continue;
             };
+            // The kernel writes element `right` itself (`Lp[n] = nnzL;`): the element
+            // the extra step writes is a valid one, and what goes wrong is elsewhere.
+            let array = write.split('[').next().unwrap_or_default();
+            let own = format!("{array}[{right}]")
+                .split_whitespace()
+                .collect::<String>();
+            if lines.iter().any(|x| {
+                code_part(x.text)
+                    .split_whitespace()
+                    .collect::<String>()
+                    .contains(&own)
+            }) {
+                continue;
+            }
+            let harm = format!(
+                "writes `{write}` with `{left}` = {right}, one element past the range the code allows"
+            );
+            let what = match (op.as_str(), in_loop) {
+                (_, true) => format!(
+                    "a thread whose `{left}` reaches {right} runs the loop one step more and {harm}"
+                ),
+                ("<", false) => {
+                    format!("the thread whose `{left}` equals {right} also passes and {harm}")
+                }
+                _ if early_return => format!(
+                    "the thread whose `{left}` equals {right} is no longer stopped and {harm}"
+                ),
+                _ => format!(
+                    "the thread whose `{left}` equals {right} is no longer sent to this branch and {harm}"
+                ),
+            };
+            let replacement = if op.as_str() == "<" { "<=" } else { ">" };
             let mut s = site(
                 "bound-check",
                 l,
                 (op.start(), op.end()),
                 replacement,
-                |fix, shown| {
-                    format!(
-                        "`{fix}` became `{shown}`: {what} and works on the element one past \
-                         the last valid one, an out-of-bounds access (or one step too many)."
-                    )
-                },
+                |fix, shown| format!("`{fix}` became `{shown}`: {what}."),
             );
             s.common = right == "batch_count" || right.chars().all(|x| x.is_ascii_digit());
             out.push(s);
         }
     }
+}
+
+/// The code a condition at byte `at` of line `k` covers: the body of the `if`, `for`
+/// or `while` whose header holds it, else the rest of its statement; past an early
+/// return (`if(tid >= n) return;`), the rest of the lines.
+fn covered_text(lines: &[ShownLine], k: usize, at: usize, early_return: bool) -> String {
+    let text: String = lines[k..]
+        .iter()
+        .map(|l| code_part(l.text))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let b = text.as_bytes();
+    if early_return {
+        return text[at..].to_string();
+    }
+    static HEAD: OnceLock<Regex> = OnceLock::new();
+    let head = re(&HEAD, r"\b(if|for|while)\s*\(");
+    let header = head
+        .find_iter(&text[..at.min(text.len())])
+        .last()
+        .and_then(|m| Some((m.end() - 1, closing(b, m.end() - 1, b'(', b')')?)))
+        .filter(|&(_, close)| close >= at);
+    match header {
+        Some((_, close)) => match statement_end(b, close + 1) {
+            Some(end) => text[close + 1..=end].to_string(),
+            None => text[close + 1..].to_string(),
+        },
+        None => {
+            let end = text[at..].find(';').map_or(text.len(), |x| at + x);
+            text[at..end].to_string()
+        }
+    }
+}
+
+/// The first write through a subscript (`A[i + j * lda] =`, `+=`, ...) in `code` whose
+/// subscript has a word `uses` accepts, as written.
+fn written_with(code: &str, uses: impl Fn(&str) -> bool) -> Option<String> {
+    static WRITE: OnceLock<Regex> = OnceLock::new();
+    let write = re(
+        &WRITE,
+        r"\b([A-Za-z_]\w*)\s*\[([^\[\]]*)\]\s*(?:=[^=]|\+=|-=|\*=|/=)",
+    );
+    write
+        .captures_iter(code)
+        .find(|c| words(&c[2]).any(&uses))
+        .map(|c| format!("{}[{}]", &c[1], c[2].trim()))
+}
+
+/// Whether the expression starting at `at` is the condition of a `for` or `while`
+/// header on this line.
+fn loop_condition(code: &str, at: usize) -> bool {
+    static HEAD: OnceLock<Regex> = OnceLock::new();
+    let head = re(&HEAD, r"\b(for|while)\s*\(");
+    head.find(code).is_some_and(|m| m.end() <= at)
+}
+
+/// Whether the body of the loop headed on line `k` tests `cond` again (within the
+/// next few lines), so the step the changed header adds does nothing.
+fn tests_again(lines: &[ShownLine], k: usize, cond: &str) -> bool {
+    let squash = |t: &str| t.split_whitespace().collect::<String>();
+    let want = squash(cond);
+    lines[k + 1..]
+        .iter()
+        .take(8)
+        .any(|x| squash(code_part(x.text)).contains(&want))
 }
 
 /// `sum += x[i] * y[i];` -> `sum = x[i] * y[i];`, outside loop headers and pointer
@@ -231,14 +335,17 @@ fn accumulations(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<S
     let pointerish = [
         "inc", "shift", "stride", "offset", "ptr", "idx", "ind", "ld",
     ];
-    for l in lines {
+    for (k, l) in lines.iter().enumerate() {
         let code = code_part(l.text);
         let Some(c) = acc.captures(code) else {
             continue;
         };
         let lhs = &c[1];
         let rhs = &c[4];
+        // `norm2 += shift_left(norm2, 4)` is one step of a shuffle sum: with `=`, the
+        // lane keeps another lane's value, not "only the last contribution".
         if code.contains("for")
+            || words(rhs).any(|w| w == lhs)
             || !values.contains(lhs)
             || thread.contains(lhs)
             || lhs.len() == 1
@@ -255,24 +362,60 @@ fn accumulations(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<S
         // The fix is the accumulation itself: `sum +=`.
         s.fix = format!("{lhs_shown} +=");
         s.shown = format!("{lhs_shown} =");
-        s.effect = format!(
-            "`{lhs_shown} +=` became `{lhs_shown} =`: every step overwrites `{lhs_shown}` instead \
-             of adding to it, so only the last contribution survives and the result is wrong \
-             whenever more than one term is combined."
-        );
+        // Inside a loop, what is lost is the thread's earlier steps: wrong only when the
+        // loop gives a thread more than one (a band of kl + ku < 64 rows in gbmv gives
+        // each lane one).
+        let in_loop = lines[..k]
+            .iter()
+            .rev()
+            .take(4)
+            .any(|x| loop_condition(code_part(x.text), code_part(x.text).len()));
+        s.effect = if in_loop {
+            format!(
+                "`{lhs_shown} +=` became `{lhs_shown} =`: each step of the loop overwrites \
+                 `{lhs_shown}` instead of adding to it, so whenever the loop gives a thread more \
+                 than one step, only its last step's term survives and the result is wrong."
+            )
+        } else {
+            format!(
+                "`{lhs_shown} +=` became `{lhs_shown} =`: `{lhs_shown}` is overwritten instead \
+                 of added to, so what it held before this line is lost and the result is wrong \
+                 whenever that was not zero."
+            )
+        };
         out.push(s);
     }
 }
 
-/// `__syncthreads();` -> `__threadfence_block();`.
+/// `__syncthreads();` -> `__threadfence_block();`, only where the barrier orders a
+/// write to shared memory before it and a read of what another thread wrote after it
+/// (a subscript the writes did not use, or a shared scalar): a barrier that separates
+/// no such pair (at a kernel's start or end, between a thread's own element and
+/// itself) can be dropped without a bug.
 fn barriers(lines: &[ShownLine], out: &mut Vec<Site>) {
-    for l in lines {
+    let shared = shared_names(lines);
+    let at_barrier: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| code_part(l.text).contains("__syncthreads()"))
+        .map(|(k, _)| k)
+        .collect();
+    for (n, &k) in at_barrier.iter().enumerate() {
+        let l = &lines[k];
         let code = code_part(l.text);
         // A barrier with a note beside it may be there for a reason other than the
         // data it guards (`// for windows instability`): not surely a bug to drop.
         let Some(at) = code
             .find("__syncthreads()")
             .filter(|_| code.len() == l.text.len())
+        else {
+            continue;
+        };
+        let from = if n == 0 { 0 } else { at_barrier[n - 1] + 1 };
+        let to = at_barrier.get(n + 1).copied().unwrap_or(lines.len());
+        let Some((name, _)) = shared
+            .iter()
+            .find(|(name, scalar)| orders(&lines[from..k], &lines[k + 1..to], name, *scalar))
         else {
             continue;
         };
@@ -285,13 +428,78 @@ fn barriers(lines: &[ShownLine], out: &mut Vec<Site>) {
         );
         s.fix = "__syncthreads()".into();
         s.shown = "__threadfence_block()".into();
-        s.effect = "`__syncthreads()` became `__threadfence_block()`: a fence orders this \
-                    thread's own memory operations but does not wait for the other threads of \
-                    the block, so threads go on to read shared memory the others have not \
-                    written yet (a data race)."
-            .into();
+        s.effect = format!(
+            "`__syncthreads()` became `__threadfence_block()`: a fence orders this thread's \
+             own memory operations but does not wait for the other threads of the block, so \
+             a thread goes on to read `{name}` in shared memory before the threads that write \
+             it before the barrier have done so (a data race)."
+        );
         out.push(s);
     }
+}
+
+/// Names of shared memory in the lines, each with whether it is a scalar:
+/// `__shared__` declarations and pointers set from them (arrays).
+fn shared_names(lines: &[ShownLine]) -> Vec<(String, bool)> {
+    static DECL: OnceLock<Regex> = OnceLock::new();
+    static PTR: OnceLock<Regex> = OnceLock::new();
+    let decl = re(&DECL, r"__shared__\s+[^;]*?\b([A-Za-z_]\w*)\s*(\[|;|=|\{)");
+    let ptr = re(&PTR, r"\*\s*([A-Za-z_]\w*)\s*=\s*&?\s*([A-Za-z_]\w*)");
+    let mut names: Vec<(String, bool)> = lines
+        .iter()
+        .filter_map(|l| decl.captures(code_part(l.text)))
+        .map(|c| (c[1].to_string(), &c[2] != "["))
+        .collect();
+    for l in lines {
+        for c in ptr.captures_iter(code_part(l.text)) {
+            if names.iter().any(|n| n.0 == c[2]) && !names.iter().any(|n| n.0 == c[1]) {
+                names.push((c[1].to_string(), false));
+            }
+        }
+    }
+    names
+}
+
+/// Whether `before` writes shared `name` and `after` reads it where another thread
+/// may have written: a subscript none of the writes used, or a scalar. An array
+/// handed whole to a function is not counted: what the function reads (often each
+/// thread its own elements, as `dot` in rocSOLVER's larf kernels) is not shown here.
+fn orders(before: &[ShownLine], after: &[ShownLine], name: &str, scalar: bool) -> bool {
+    let write = Regex::new(&format!(
+        r"\b{}\b\s*(\[[^;]*?\])?\s*(?:=[^=]|\+=|-=|\*=|/=)",
+        regex::escape(name)
+    ))
+    .expect("escaped name");
+    let use_ = Regex::new(&format!(r"\b{}\b\s*(\[[^;=]*?\])?", regex::escape(name)))
+        .expect("escaped name");
+    let squash = |t: &str| t.split_whitespace().collect::<String>();
+    let mut written: Vec<Option<String>> = Vec::new();
+    for l in before {
+        for c in write.captures_iter(code_part(l.text)) {
+            written.push(c.get(1).map(|m| squash(m.as_str())));
+        }
+    }
+    if written.is_empty() {
+        return false;
+    }
+    after.iter().any(|l| {
+        let code = code_part(l.text);
+        let writes: Vec<usize> = write.find_iter(code).map(|m| m.start()).collect();
+        use_.captures_iter(code).any(|c| {
+            let m = c.get(0).expect("match");
+            // A plain `name[i] = ...` only writes; `+=` and the rest read too.
+            let plain_write = writes.contains(&m.start())
+                && code[m.end()..].trim_start().starts_with('=')
+                && !code[m.end()..].trim_start().starts_with("==");
+            if plain_write {
+                return false;
+            }
+            match c.get(1) {
+                None => scalar,
+                Some(sub) => !written.contains(&Some(squash(sub.as_str()))),
+            }
+        })
+    })
 }
 
 /// `x[tid * incx]` -> `x[tid * incy]` (and the other way) in a kernel that takes both.
@@ -332,6 +540,93 @@ fn strides(lines: &[ShownLine], out: &mut Vec<Site>) {
     }
 }
 
+/// Lines whose code may not be compiled for the API: inside `#if`/`#ifdef` blocks (an
+/// architecture's or a build option's code, the gfx12 batch loop) and inside either
+/// branch of an `if constexpr` (the one the API's types drop). A bug planted there may
+/// never run.
+fn conditional_lines(lines: &[ShownLine]) -> BTreeSet<u32> {
+    let mut out = BTreeSet::new();
+    let mut depth = 0usize;
+    for l in lines {
+        let t = l.text.trim_start();
+        if t.starts_with("#if") {
+            depth += 1;
+        } else if t.starts_with("#endif") {
+            depth = depth.saturating_sub(1);
+            out.insert(l.number);
+        }
+        if depth > 0 {
+            out.insert(l.number);
+        }
+    }
+    // The code as one text, with each byte's line.
+    let mut text = String::new();
+    let mut line_at = Vec::new();
+    for l in lines {
+        let c = code_part(l.text);
+        text.push_str(c);
+        text.push('\n');
+        line_at.extend(std::iter::repeat_n(l.number, c.len() + 1));
+    }
+    let mut from = 0;
+    while let Some(k) = text[from..].find("if constexpr") {
+        let start = from + k;
+        from = start + "if constexpr".len();
+        let end = chain_end(&text, from).unwrap_or(start);
+        for &n in &line_at[start..=end.min(line_at.len() - 1)] {
+            out.insert(n);
+        }
+    }
+    out
+}
+
+/// The end of an `if (...) stmt [else if (...) stmt]* [else stmt]` chain whose
+/// condition's `(` is looked for from `i`.
+fn chain_end(text: &str, i: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let open = text[i..].find('(')? + i;
+    let close = closing(b, open, b'(', b')')?;
+    let stmt_end = statement_end(b, close + 1)?;
+    let rest = text[stmt_end + 1..].trim_start();
+    if !rest.starts_with("else") {
+        return Some(stmt_end);
+    }
+    let else_at = stmt_end + 1 + (text[stmt_end + 1..].len() - rest.len());
+    if text[else_at + 4..].trim_start().starts_with("if") {
+        return chain_end(text, else_at + 4).or(Some(stmt_end));
+    }
+    statement_end(b, else_at + 4).or(Some(stmt_end))
+}
+
+/// The index of the bracket closing the one at `open`.
+fn closing(b: &[u8], open: usize, o: u8, c: u8) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, &x) in b.iter().enumerate().skip(open) {
+        if x == o {
+            depth += 1;
+        } else if x == c {
+            depth -= 1;
+            if depth == 0 {
+                return Some(i);
+            }
+        }
+    }
+    None
+}
+
+/// The end of the statement starting at or after `from`: its closing `}` for a block,
+/// else its `;`.
+fn statement_end(b: &[u8], from: usize) -> Option<usize> {
+    let start = from + b[from..].iter().position(|x| !x.is_ascii_whitespace())?;
+    if b[start] == b'{' {
+        return closing(b, start, b'{', b'}');
+    }
+    b[start..]
+        .iter()
+        .position(|&x| x == b';')
+        .map(|x| x + start)
+}
+
 /// A bug to plant in the slice's target kernel, chosen by a hash of the slice id, and
 /// the slice as the prompt shows it with the bug in place. `None` when the target
 /// offers no change this module makes, or the changed line would give itself away
@@ -360,6 +655,8 @@ pub fn plant(s: &Slice) -> Option<(Mutation, Slice)> {
         accumulations(&lines, &thread, &mut found);
         barriers(&lines, &mut found);
         strides(&lines, &mut found);
+        let conditional = conditional_lines(&lines);
+        found.retain(|x| !conditional.contains(&x.line));
         // The original must not be readable elsewhere in the prompt.
         let elsewhere: BTreeSet<&str> = s
             .pieces
@@ -469,7 +766,8 @@ mod tests {
             ("tid < n", "tid <= n")
         );
         assert!(
-            b[0].effect.contains("whose tid equals n also passes"),
+            b[0].effect
+                .contains("the thread whose `tid` equals n also passes and writes `x[tid * incx]` with `tid` = n"),
             "{}",
             b[0].effect
         );
@@ -482,6 +780,7 @@ mod tests {
             "    auto v = static_cast<T>(x[tx << 1]);",
             "    if(tx >= n) return;",
             "    for(int i = tx; i < m; i += blockDim.x)",
+            "        y[i] = v;",
         ]);
         let got: Vec<(u32, &str)> = s
             .iter()
@@ -551,6 +850,164 @@ mod tests {
                 ("tid < m", "tid <= m"),
                 ("tid * int64_t(incx)", "tid * int64_t(incy)")
             ]
+        );
+    }
+
+    #[test]
+    fn bounds_are_named_as_written_and_loops_said_apart_from_guards() {
+        let s = sites_of(&[
+            "    int tid = threadIdx.x;",
+            "    for(int i = tid; i < n - 1; i += DIM)",
+            "        w[i] = x[i + 1];",
+            "    if(tid < k)",
+            "        done = true;",
+        ]);
+        let b: Vec<&Site> = s.iter().filter(|x| x.kind == "bound-check").collect();
+        // `tid < k` guards no write it indexes: one more thread may pass harmlessly.
+        assert_eq!(
+            b.len(),
+            1,
+            "{:?}",
+            b.iter().map(|x| &x.effect).collect::<Vec<_>>()
+        );
+        assert!(
+            b[0].effect.contains(
+                "reaches n - 1 runs the loop one step more and writes `w[i]` with `i` = n - 1"
+            ),
+            "{}",
+            b[0].effect
+        );
+        assert!(
+            !b[0].effect.contains("or one step too many"),
+            "no hedge: {}",
+            b[0].effect
+        );
+    }
+
+    #[test]
+    fn shuffle_steps_and_elements_the_kernel_writes_itself_are_not_planted() {
+        let s = sites_of(&[
+            "    int tid = threadIdx.x;",
+            "    T norm2 = 0;",
+            "    norm2 += shift_left(norm2, 4);",
+            "    for(int i = tid; i < n; i += 64)",
+            "        Lp[i] = cnt[i];",
+            "    if(tid == 0)",
+            "        Lp[n] = total;",
+        ]);
+        assert!(s.iter().all(|x| x.kind != "accumulate"));
+        assert!(s.iter().all(|x| x.kind != "bound-check"));
+    }
+
+    #[test]
+    fn a_read_one_past_the_end_is_not_planted() {
+        // `y[m]` may be valid memory whose value goes unused (latrd's W).
+        let s = sites_of(&[
+            "    int i = blockIdx.x * 64 + threadIdx.x;",
+            "    T ac = (i < m) ? y[i] : 0;",
+            "    if(i < m)",
+            "        z[i] = ac;",
+        ]);
+        let got: Vec<u32> = s
+            .iter()
+            .filter(|x| x.kind == "bound-check")
+            .map(|x| x.line)
+            .collect();
+        assert_eq!(got, [3]);
+    }
+
+    #[test]
+    fn loops_whose_body_tests_the_bound_again_are_left_alone() {
+        // The extra step of `j <= n` does nothing: every use is under `j < n`.
+        let s = sites_of(&[
+            "    for(int j = threadIdx.x; j < n; j += DIM)",
+            "    {",
+            "        if(j < n)",
+            "            A[j] = 0;",
+            "    }",
+        ]);
+        let got: Vec<u32> = s
+            .iter()
+            .filter(|x| x.kind == "bound-check")
+            .map(|x| x.line)
+            .collect();
+        assert_eq!(got, [3]);
+    }
+
+    #[test]
+    fn barriers_are_planted_only_where_they_order_another_threads_write() {
+        let kinds = |code: &[&str]| -> Vec<u32> {
+            sites_of(code)
+                .into_iter()
+                .filter(|x| x.kind == "barrier")
+                .map(|x| x.line)
+                .collect()
+        };
+        // A tree reduction: each step reads what another thread wrote.
+        assert_eq!(
+            kinds(&[
+                "    __shared__ T sdata[256];",
+                "    sdata[tid] = v;",
+                "    __syncthreads();",
+                "    if(tid < 128) sdata[tid] += sdata[tid + 128];",
+                "    __syncthreads();",
+                "    if(tid < 64) sdata[tid] += sdata[tid + 64];",
+            ]),
+            [3, 5]
+        );
+        // At the start, and between a thread's own write and read: nothing ordered.
+        assert!(kinds(&[
+            "    __shared__ T lds[64];",
+            "    __syncthreads();",
+            "    lds[tid] = x[tid];",
+            "    __syncthreads();",
+            "    y[tid] = lds[tid] * 2;",
+            "    __syncthreads();",
+        ])
+        .is_empty());
+        // An array handed whole to a function: what it reads is not shown.
+        assert!(kinds(&[
+            "    __shared__ T xs[64];",
+            "    xs[tid] = x[tid];",
+            "    __syncthreads();",
+            "    dot(tid, m, xs, sval);",
+        ])
+        .is_empty());
+        // A shared scalar one thread sets and all read.
+        assert_eq!(
+            kinds(&[
+                "    __shared__ T scale;",
+                "    if(tid == 0) scale = x[0];",
+                "    __syncthreads();",
+                "    y[tid] *= scale;",
+            ]),
+            [3]
+        );
+    }
+
+    #[test]
+    fn code_under_if_constexpr_or_if_is_not_changed() {
+        let code = [
+            "    if constexpr(std::is_same_v<T, float>)",
+            "    {",
+            "        if(tid < n) y[tid] = x[tid];",
+            "    }",
+            "    else",
+            "        if(tid < m) y[tid] = 0;",
+            "#if DEVICE_GRID_YZ_16BIT",
+            "    for(; batch < batch_count; batch += c_YZ_grid_launch_limit)",
+            "#endif",
+            "    if(tid < k) z[tid] = 1;",
+        ];
+        let lines: Vec<ShownLine> = code
+            .iter()
+            .enumerate()
+            .map(|(i, t)| line(i as u32 + 1, t))
+            .collect();
+        let got = conditional_lines(&lines);
+        assert_eq!(
+            got.into_iter().collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5, 6, 7, 8, 9]
         );
     }
 
