@@ -1156,6 +1156,28 @@ fn code_text(
         let t = crate::index::ExpandedTree::new(l, &tree, &cfg, &scope)
             .with_context(|| format!("reading {l} {v}"))?;
         code.add(l, t);
+        // What runs in the library's own APIs, read off the compiler's instantiations.
+        if l == lib {
+            let pair = pair_of(project, l, v)?;
+            let setup = crate::index::precise::PreciseSetup {
+                lib: l,
+                version: v,
+                tree: &tree,
+                cfg: &cfg,
+                pair_headers: crate::index::precise::pair_headers(
+                    &layout.sources(),
+                    pair.as_ref().map(|(pl, pv)| (pl.as_str(), pv.as_str())),
+                ),
+                cache_dir: &layout.index_cache(l, v),
+            };
+            let units = crate::index::precise::units(&tree, &scope);
+            match crate::index::precise::instantiate::InstantiationReader::new(&setup, units) {
+                Ok(r) => code.add_compiler(l, std::sync::Arc::new(r)),
+                Err(e) => {
+                    tracing::warn!(lib = l, error = %e, "Compiler reading off: facts are read from the text alone.")
+                }
+            }
+        }
     }
     Ok(code)
 }
@@ -1208,6 +1230,16 @@ fn run_facts(layout: &Layout, a: FactsArgs) -> Result<i32> {
         for x in &f.excluded {
             say!("  not run by this API: {x}");
         }
+    }
+    for (l, st) in code.compiler_stats() {
+        tracing::info!(
+            lib = %l,
+            compiled = st.compiled,
+            cached = st.cached,
+            failed = st.failed,
+            compile_ms = st.compile_millis,
+            "Instantiations read."
+        );
     }
     Ok(if total == 0 { 1 } else { 0 })
 }
