@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::eval::Value;
 use crate::index::precise::instantiate::{Instantiation, InstantiationReader};
 use crate::model::{EdgeKind, InterfaceGraph, NodeKind};
 
@@ -21,6 +22,9 @@ pub struct CompilerView {
     covered: BTreeMap<usize, Vec<Instantiation>>,
     /// Call and cross-library edges `(from, to)` some reached instantiation makes.
     live_calls: BTreeSet<(usize, usize)>,
+    /// Launch edges `(from, kernel)` whose launches resolved to another overload of
+    /// the kernel's name (`copy_mat` at lib_device_helpers.hpp:643, not :732).
+    other_overload: BTreeSet<(usize, usize)>,
     /// Nodes followed but not covered, and why.
     pub uncovered: BTreeMap<usize, String>,
 }
@@ -42,12 +46,16 @@ impl CompilerView {
     pub fn launches(
         &self,
         i: usize,
+        to: usize,
         kernel: &str,
         file: &str,
         first: u32,
         last: u32,
     ) -> Option<bool> {
         let insts = self.covered.get(&i)?;
+        if self.other_overload.contains(&(i, to)) {
+            return Some(false);
+        }
         Some(insts.iter().flat_map(|f| &f.launches).any(|l| {
             l.callee == kernel
                 && l.file == file
@@ -56,11 +64,50 @@ impl CompilerView {
         }))
     }
 
+    /// Whether the launches of `to`'s name by node `i` resolved to another overload.
+    pub fn other_overload(&self, i: usize, to: usize) -> bool {
+        self.other_overload.contains(&(i, to))
+    }
+
     /// For an edge `from -> to`: `Some(true)` when a reached instantiation of `from`
     /// calls `to`, `Some(false)` when none does, `None` when `from` is not covered.
     pub fn calls(&self, from: usize, to: usize) -> Option<bool> {
         self.covers(from)
             .then(|| self.live_calls.contains(&(from, to)))
+    }
+
+    /// The template arguments of node `i` as the compiler deduced them, where every
+    /// instantiation this API reaches agrees: what a plain `if` on a `static constexpr`
+    /// type test (`using_rocblas_half`) is read with.
+    pub fn template_values(&self, i: usize) -> BTreeMap<String, Value> {
+        let mut out = BTreeMap::new();
+        let Some(insts) = self.covered.get(&i) else {
+            return out;
+        };
+        let Some(first) = insts.first() else {
+            return out;
+        };
+        for (k, p) in first.template_params.iter().enumerate() {
+            let Some(arg) = first.template_args.get(k) else {
+                continue;
+            };
+            let agreed = insts.iter().all(|f| {
+                f.template_params.get(k) == Some(p) && f.template_args.get(k) == Some(arg)
+            });
+            if p.is_empty() || !agreed {
+                continue;
+            }
+            let v = match arg.as_str() {
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
+                a => a
+                    .parse::<i64>()
+                    .map(Value::Int)
+                    .unwrap_or_else(|_| Value::Type(a.to_string())),
+            };
+            out.insert(p.clone(), v);
+        }
+        out
     }
 
     /// The instantiations of node `i` this API reaches, shown as `name<args>`.
@@ -107,6 +154,10 @@ fn leading_somewhere(g: &InterfaceGraph) -> Vec<bool> {
     lead
 }
 
+/// Units including a header looked in for a template's explicit instantiation, past
+/// the caller's own unit.
+const MAX_INCLUDERS: usize = 6;
+
 /// How a call's resolved declaration relates to a node.
 enum Target {
     /// Instantiations at the node's definition, read in this unit.
@@ -126,10 +177,34 @@ fn target(
     unit: &str,
     signature: Option<&str>,
 ) -> Target {
+    target_of(g, reader, i, unit, signature, true)
+}
+
+/// [`target`], for a kernel (`need_body` false): a host-side compile may hold only
+/// its declaration.
+fn target_of(
+    g: &InterfaceGraph,
+    reader: &InstantiationReader,
+    i: usize,
+    unit: &str,
+    signature: Option<&str>,
+    need_body: bool,
+) -> Target {
     let n = &g.nodes[i];
     let mut units = vec![unit.to_string()];
     if reader.is_unit(&n.file) && n.file != unit {
         units.push(n.file.clone());
+    }
+    // A template of a header instantiated explicitly in a unit that includes it
+    // (rocBLAS's `*_kernels.cpp`): the first few such units are looked in.
+    if !reader.is_unit(&n.file) {
+        units.extend(
+            reader
+                .includers(&n.file)
+                .into_iter()
+                .filter(|u| u != unit)
+                .take(MAX_INCLUDERS),
+        );
     }
     let mut elsewhere = None;
     let mut why = String::new();
@@ -146,14 +221,19 @@ fn target(
         let here: Vec<Instantiation> = r
             .instantiations
             .iter()
-            .filter(|f| f.has_body && typed(f))
+            .filter(|f| (f.has_body || !need_body) && typed(f))
             .filter(|f| signature.is_none() || (f.file == n.file && f.line == n.line))
             .cloned()
             .collect();
         if !here.is_empty() {
             return Target::Here(here, u);
         }
-        if let Some(f) = r.instantiations.iter().filter(typed).find(|f| f.has_body) {
+        if let Some(f) = r
+            .instantiations
+            .iter()
+            .filter(typed)
+            .find(|f| f.has_body || !need_body)
+        {
             elsewhere = Some(format!("{}:{}", f.file, f.line));
         }
         why = format!("no instantiation of {} with a body in {u}", n.name);
@@ -199,6 +279,27 @@ pub fn view(g: &InterfaceGraph, reader: &InstantiationReader) -> CompilerView {
             continue;
         }
         let edges = out_edges.get(&i).cloned().unwrap_or_default();
+        // Kernels launched under a name several kernels of the graph share: the
+        // overload each launch resolved to.
+        for f in &fresh {
+            for l in &f.launches {
+                let same_name: Vec<usize> = edges
+                    .iter()
+                    .filter(|(to, k)| *k == EdgeKind::Launch && g.nodes[*to].name == l.callee)
+                    .map(|(to, _)| *to)
+                    .collect();
+                if same_name.len() < 2 {
+                    continue;
+                }
+                for &to in &same_name {
+                    if let Target::Elsewhere(_) =
+                        target_of(g, reader, to, &unit, Some(&l.signature), false)
+                    {
+                        out.other_overload.insert((i, to));
+                    }
+                }
+            }
+        }
         for f in &fresh {
             for c in &f.calls {
                 for &(to, kind) in &edges {
@@ -244,5 +345,13 @@ pub fn view(g: &InterfaceGraph, reader: &InstantiationReader) -> CompilerView {
         uncovered = ?out.uncovered,
         "Compiler reading."
     );
+    for i in out.covered.keys() {
+        tracing::trace!(
+            node = %g.nodes[*i].name,
+            reached = %out.shown(*i),
+            values = ?out.template_values(*i),
+            "Instantiations reached."
+        );
+    }
     out
 }

@@ -530,12 +530,22 @@ impl<'a> FactReader<'a> {
             for (mut f, kv, mut dead) in self.launch_facts(binder, e.from, (from, to), &pv, detail)
             {
                 let mut decided_by = compiled::TEXT;
-                if let Some(made) = view.launches(e.from, &to.name, &f.file, f.line, f.end_line) {
+                if let Some(made) =
+                    view.launches(e.from, e.to, &to.name, &f.file, f.line, f.end_line)
+                {
                     decided_by = compiled::COMPILER;
                     if !made {
+                        let overload = if view.other_overload(e.from, e.to) {
+                            format!(
+                                "launches another overload of {} than the one at {}:{}",
+                                to.name, to.file, to.line
+                            )
+                        } else {
+                            "not".to_string()
+                        };
                         dead = Some((
                             format!(
-                                "not in {} (the instantiation this API reaches, read by the compiler)",
+                                "{overload} in {} (the instantiation this API reaches, read by the compiler)",
                                 view.shown(e.from)
                             ),
                             f.line,

@@ -30,7 +30,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::PreciseSetup;
 
 /// Bumped whenever what a reading yields changes, so old caches are ignored.
-const INSTANTIATE_FORMAT: u32 = 2;
+const INSTANTIATE_FORMAT: u32 = 5;
 
 /// The compiler the dumps come from: the clang of the libclang the precise index uses.
 const CLANG: &str = "clang++-15";
@@ -47,6 +47,9 @@ pub struct Instantiation {
     pub desugared: String,
     /// Template arguments (`float`, `256`); empty for a plain function.
     pub template_args: Vec<String>,
+    /// The template's parameter names, in order (`T`, `NB`), where the template's
+    /// own declaration was dumped with it.
+    pub template_params: Vec<String>,
     /// File of its name (relative to the tree, or as the compiler names it).
     pub file: String,
     /// Line of its name.
@@ -81,8 +84,12 @@ pub struct ResolvedCall {
 pub struct Reading {
     /// The functions of that name with their instantiations.
     pub instantiations: Vec<Instantiation>,
-    /// Why the unit gave nothing (it did not compile, the dump did not parse).
+    /// Why the unit gave nothing (the compiler did not run, the dump did not parse).
     pub failure: Option<String>,
+    /// The first error of a unit that compiled with errors and still gave its AST
+    /// (kept, as the precise index keeps such units: an error in one helper leaves
+    /// the other templates instantiated).
+    pub error: Option<String>,
     /// Compile time in milliseconds (0 from the cache).
     pub millis: u64,
 }
@@ -233,7 +240,7 @@ pub fn read_dump<R: Read>(r: R, name: &str, tree: &Path) -> Result<Vec<Instantia
             file: String::new(),
             line: 0,
         };
-        collect(&doc, false, name, &mut pos, &prefixes, &mut out);
+        collect(&doc, None, name, &mut pos, &prefixes, &mut out);
     }
     Ok(out)
 }
@@ -257,7 +264,7 @@ fn relative(file: &str, prefixes: &[String]) -> String {
 /// Walks a node in the compiler's order, collecting the functions named `name`.
 fn collect(
     n: &Node,
-    in_template: bool,
+    template: Option<&[String]>,
     name: &str,
     pos: &mut Positions,
     prefixes: &[String],
@@ -272,7 +279,7 @@ fn collect(
             .map(template_arg)
             .collect();
         // The pattern of a template: its calls are not resolved yet.
-        let pattern = in_template && template_args.is_empty();
+        let pattern = template.is_some() && template_args.is_empty();
         let mut f = Instantiation {
             name: name.to_string(),
             signature: n.ty.as_ref().map(|t| t.qual.clone()).unwrap_or_default(),
@@ -281,6 +288,7 @@ fn collect(
                 .as_ref()
                 .map(|t| t.desugared.clone())
                 .unwrap_or_default(),
+            template_params: template.unwrap_or_default().to_vec(),
             template_args,
             // Where a macro made it: the line invoking the macro, as the index counts.
             file: loc
@@ -304,9 +312,20 @@ fn collect(
         }
         return;
     }
-    let template = n.kind == "FunctionTemplateDecl";
+    let params: Option<Vec<String>> = (n.kind == "FunctionTemplateDecl").then(|| {
+        n.inner
+            .iter()
+            .filter(|c| {
+                matches!(
+                    c.kind.as_str(),
+                    "TemplateTypeParmDecl" | "NonTypeTemplateParmDecl" | "TemplateTemplateParmDecl"
+                )
+            })
+            .map(|c| c.name.clone().unwrap_or_default())
+            .collect()
+    });
     for c in &n.inner {
-        collect(c, template, name, pos, prefixes, out);
+        collect(c, params.as_deref(), name, pos, prefixes, out);
     }
 }
 
@@ -441,6 +460,8 @@ struct ReaderState {
     cache: HashMap<(String, String), CachedReading>,
     memo: HashMap<(String, String), Arc<Reading>>,
     hashes: HashMap<String, u64>,
+    /// Each unit's text, read once, for [`InstantiationReader::includers`].
+    unit_texts: Vec<(String, String)>,
     dirty: bool,
     stats: InstantiateStats,
 }
@@ -479,6 +500,39 @@ impl InstantiationReader {
             units,
             state: Mutex::new(state),
         })
+    }
+
+    /// The units that include `header` by its file name (`#include "x.hpp"`), where
+    /// a template defined there is instantiated explicitly.
+    pub fn includers(&self, header: &str) -> Vec<String> {
+        let Some(base) = Path::new(header).file_name().map(|b| b.to_string_lossy()) else {
+            return Vec::new();
+        };
+        let mut st = self.lock();
+        if st.unit_texts.is_empty() {
+            st.unit_texts = self
+                .units
+                .iter()
+                .map(|u| {
+                    let t = std::fs::read_to_string(self.tree.join(u)).unwrap_or_default();
+                    (u.clone(), t)
+                })
+                .collect();
+        }
+        let wanted = [
+            format!("/{base}\""),
+            format!("\"{base}\""),
+            format!("<{base}>"),
+        ];
+        st.unit_texts
+            .iter()
+            .filter(|(_, t)| {
+                t.lines()
+                    .filter(|l| l.trim_start().starts_with("#include"))
+                    .any(|l| wanted.iter().any(|w| l.contains(w.as_str())))
+            })
+            .map(|(u, _)| u.clone())
+            .collect()
     }
 
     /// Whether `file` is a translation unit of the tree.
@@ -594,6 +648,7 @@ impl InstantiationReader {
         let failed = |why: String, t0: std::time::Instant| Reading {
             instantiations: Vec::new(),
             failure: Some(why),
+            error: None,
             millis: t0.elapsed().as_millis() as u64,
         };
         let mut child = match cmd.spawn() {
@@ -625,19 +680,19 @@ impl InstantiationReader {
         let status = child.wait();
         let errors = errors.join().unwrap_or_default();
         let ok = status.map(|s| s.success()).unwrap_or(false);
+        let first_error = errors
+            .lines()
+            .find(|l| l.contains("error"))
+            .unwrap_or("")
+            .to_string();
         let reading = match parsed {
-            Ok(instantiations) if ok => Reading {
+            Ok(instantiations) if ok || !instantiations.is_empty() => Reading {
                 instantiations,
                 failure: None,
+                error: (!ok).then_some(first_error),
                 millis: t0.elapsed().as_millis() as u64,
             },
-            Ok(_) => failed(
-                format!(
-                    "{unit} does not compile: {}",
-                    errors.lines().find(|l| l.contains("error")).unwrap_or("")
-                ),
-                t0,
-            ),
+            Ok(_) => failed(format!("{unit} does not compile: {first_error}"), t0),
             Err(e) => failed(format!("{unit}: {e}"), t0),
         };
         let deps = deps_file
@@ -788,6 +843,7 @@ extern "C" int fixture_dscal(hipStream_t s, int n, double a, double* x) { return
             .find(|f| f.template_args == ["float", "64"])
             .expect("float instantiation");
         assert_eq!(float.signature, "int (hipStream_t, int, float, float *)");
+        assert_eq!(float.template_params, ["T", "NB"]);
         assert_eq!((float.file.as_str(), float.line), ("fixture.hip", 16));
         assert!(float.has_body);
         let launches: Vec<(&str, u32, u32)> = float
