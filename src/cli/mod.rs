@@ -1028,6 +1028,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         reference.entries.summary()
     );
     manifest.reference_entries = Some(reference);
+    log_compiler_stats(&code);
     let mut cfg = match crate::llm::LlmConfig::resolve(&project.llm) {
         Ok(c) => c,
         Err(crate::llm::LlmError::NoEndpoint(how)) => {
@@ -1139,6 +1140,21 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     })
 }
 
+/// What the compiler's readings of instantiations cost in this run: compiled, taken
+/// from the cache, and the compile time (what a second run no longer pays).
+fn log_compiler_stats(code: &crate::facts::CodeText) {
+    for (l, st) in code.compiler_stats() {
+        tracing::info!(
+            lib = %l,
+            compiled = st.compiled,
+            cached = st.cached,
+            failed = st.failed,
+            compile_ms = st.compile_millis,
+            "Instantiations read."
+        );
+    }
+}
+
 /// The expanded text of a library's tree (and of its pair's) for reading facts.
 fn code_text(
     layout: &Layout,
@@ -1231,16 +1247,7 @@ fn run_facts(layout: &Layout, a: FactsArgs) -> Result<i32> {
             say!("  not run by this API: {x}");
         }
     }
-    for (l, st) in code.compiler_stats() {
-        tracing::info!(
-            lib = %l,
-            compiled = st.compiled,
-            cached = st.cached,
-            failed = st.failed,
-            compile_ms = st.compile_millis,
-            "Instantiations read."
-        );
-    }
+    log_compiler_stats(&code);
     Ok(if total == 0 { 1 } else { 0 })
 }
 
