@@ -225,6 +225,10 @@ fn target_of(
             .filter(|f| signature.is_none() || (f.file == n.file && f.line == n.line))
             .cloned()
             .collect();
+        // Template parameters that no parameter type shows (`FETCH`, `FINALIZE` of
+        // the asum/nrm2 launcher) leave several instantiations with one type: all are
+        // kept, so a launch any of them makes stays, and their arguments, which
+        // disagree, are not given to the text evaluator.
         if !here.is_empty() {
             return Target::Here(here, u);
         }
@@ -265,7 +269,7 @@ pub fn view(g: &InterfaceGraph, reader: &InstantiationReader) -> CompilerView {
             return out;
         }
     }
-    let mut seen: BTreeSet<(usize, String)> = BTreeSet::new();
+    let mut seen: BTreeSet<(usize, String, Vec<String>)> = BTreeSet::new();
     let mut out_edges: HashMap<usize, Vec<(usize, EdgeKind)>> = HashMap::new();
     for e in &g.edges {
         out_edges.entry(e.from).or_default().push((e.to, e.kind));
@@ -273,7 +277,7 @@ pub fn view(g: &InterfaceGraph, reader: &InstantiationReader) -> CompilerView {
     while let Some((i, insts, unit)) = queue.pop() {
         let fresh: Vec<Instantiation> = insts
             .into_iter()
-            .filter(|f| seen.insert((i, f.signature.clone())))
+            .filter(|f| seen.insert((i, f.signature.clone(), f.template_args.clone())))
             .collect();
         if fresh.is_empty() {
             continue;

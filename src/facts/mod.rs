@@ -768,8 +768,13 @@ impl<'a> FactReader<'a> {
         let mut any_caller = false;
         for e in &callers {
             any_caller = true;
-            // No instantiation this API reaches makes this call.
-            if view.calls(e.from, i) == Some(false) {
+            // No instantiation this API reaches makes this call (numerics checking's
+            // calls are not followed: the text decides them).
+            let followed = matches!(
+                e.kind,
+                EdgeKind::Call | EdgeKind::MacroCall | EdgeKind::CrossLibrary
+            );
+            if followed && view.calls(e.from, i) == Some(false) {
                 continue;
             }
             let caller = &g.nodes[e.from];
