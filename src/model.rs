@@ -808,6 +808,11 @@ pub struct PieceRef {
     pub end: u32,
     /// SHA-256 of those lines.
     pub sha256: String,
+    /// The piece's code as the compiler sees it after macro expansion, when the prompt
+    /// showed it (an entry point stamped by a macro): the model read it, so answers may
+    /// quote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expansion: Option<String>,
 }
 
 /// Token usage of one answer.

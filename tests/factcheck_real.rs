@@ -48,6 +48,7 @@ fn piece(at: (&str, &str), role: PieceRole, name: &str, file: &str, r: (u32, u32
         start: r.0,
         end: r.1,
         sha256: lines_hash(&lines(at, file), r.0, r.1),
+        expansion: None,
     }
 }
 

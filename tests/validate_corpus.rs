@@ -45,6 +45,7 @@ fn piece(role: PieceRole, name: &str, file: &str, start: u32, end: u32) -> Piece
         start,
         end,
         sha256: lines_hash(&lines(file), start, end),
+        expansion: None,
     }
 }
 
@@ -321,8 +322,9 @@ fn defects(good: &[Entry]) -> Vec<Defect> {
     rewrite(&mut e, "The kernel lives in rocblas_scal_device.hpp and scales one element per thread over blockIdx.x.");
     push(e, Some("unknown-file"), &mut out);
     let mut e = next(19);
+    // Lines the slice leaves out are read in the pinned file: these hold no return.
     rewrite(&mut e, "The quick return is at rocblas_scal_kernels.hpp:140-150, before any launch, for an empty problem.");
-    push(e, Some("line-range-outside-slice"), &mut out);
+    push(e, Some("line-range-elsewhere"), &mut out);
     let mut e = next(20);
     rewrite(
         &mut e,

@@ -74,6 +74,7 @@ fn good(id: &str, question: &str, answer: &str) -> Entry {
                 start: 182,
                 end: 322,
                 sha256: launcher.sha256,
+                expansion: None,
             },
             PieceRef {
                 role: PieceRole::Kernel,
@@ -83,6 +84,7 @@ fn good(id: &str, question: &str, answer: &str) -> Entry {
                 start: 26,
                 end: 58,
                 sha256: kernel.sha256,
+                expansion: None,
             },
         ],
         model: "hand-written".into(),
@@ -180,22 +182,22 @@ fn planted_defects_are_caught_with_their_reasons() {
     entries.push(with_code(
         "rocblas-0000000000000010",
         10,
-        "#include <hip/hip_runtime.h>\n__global__ void lds10(float* x) { __shared__ float big[40000]; big[threadIdx.x] = x[threadIdx.x]; __syncthreads(); x[threadIdx.x] = big[255 - threadIdx.x]; }\n",
+        "#include <hip/hip_runtime.h>\n__global__ void scal_lds10(float* x) { __shared__ float big[40000]; big[threadIdx.x] = x[threadIdx.x]; __syncthreads(); x[threadIdx.x] = big[255 - threadIdx.x]; }\n",
     ));
     entries.push(with_code(
         "rocblas-0000000000000011",
         11,
-        "#include <hip/hip_runtime.h>\n__device__ float twice11(float v) { return 2 * v; }\nfloat host11(float v) { return twice11(v); }\n",
+        "#include <hip/hip_runtime.h>\n__device__ float scal_twice11(float v) { return 2 * v; }\nfloat host11(float v) { return scal_twice11(v); }\n",
     ));
     entries.push(with_code(
         "rocblas-0000000000000012",
         12,
-        "#include \"/etc/passwd\"\n__global__ void k12(float* x) { x[0] = 1; }\n",
+        "#include \"/etc/passwd\"\n__global__ void scal_k12(float* x) { x[0] = 1; }\n",
     ));
     entries.push(with_code(
         "rocblas-0000000000000013",
         13,
-        "#include <hip/hip_runtime.h>\n__global__ void k13(float* x) { x[threadIdx.x] = __builtin_amdgcn_not_a_real_builtin(x[0]); }\n",
+        "#include <hip/hip_runtime.h>\n__global__ void scal_k13(float* x) { x[threadIdx.x] = __builtin_amdgcn_not_a_real_builtin(x[0]); }\n",
     ));
 
     let dir = tempfile::tempdir().unwrap();

@@ -212,6 +212,7 @@ mod tests {
             start: 1,
             end: 2,
             sha256: "0".repeat(64),
+            expansion: None,
         });
         e
     }

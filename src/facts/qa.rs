@@ -1732,6 +1732,7 @@ pub fn render(
                 start: *s,
                 end: *e,
                 sha256: lines_hash(&lines, *s, *e),
+                expansion: None,
             });
         }
         let mut shown = String::new();

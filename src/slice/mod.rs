@@ -861,16 +861,25 @@ fn block(
     );
     text.push_str(&numbered(lines, start, end));
     if let Some(x) = expanded {
-        text.push_str(&format!(
-            "// as the compiler sees it after macro expansion:\n{x}\n"
-        ));
+        text.push_str(&format!("{EXPANSION_NOTE}{x}\n"));
     }
     text
 }
 
+/// The line before a block's macro expansion.
+const EXPANSION_NOTE: &str = "// as the compiler sees it after macro expansion:\n";
+
+/// The macro expansion a block of the prompt shows under its lines, if any.
+pub fn expansion_in(block_text: &str) -> Option<String> {
+    let at = block_text.find(EXPANSION_NOTE)? + EXPANSION_NOTE.len();
+    let rest = &block_text[at..];
+    let end = rest.find("\n// ... lines ").unwrap_or(rest.len());
+    Some(rest[..end].trim_end_matches('\n').to_string())
+}
+
 /// A stored piece of an entry's slice as the prompt showed it: its header and numbered
-/// lines, read from `lines` (the file at the pinned version). The role's note and the
-/// macro expansion are not stored in an entry, so neither is shown.
+/// lines, read from `lines` (the file at the pinned version), and the macro expansion
+/// the entry stores. The role's note is not stored in an entry, so it is not shown.
 pub fn piece_from_range(p: &crate::model::PieceRef, lines: &[String]) -> SlicePiece {
     let node = crate::model::GraphNode {
         id: format!("{}:{}:{}:{}", p.lib, p.file, p.start, p.name),
@@ -884,7 +893,14 @@ pub fn piece_from_range(p: &crate::model::PieceRef, lines: &[String]) -> SlicePi
         depth: 0,
         note: None,
     };
-    let text = block(&node, p.role.label(), lines, p.start, p.end, None);
+    let text = block(
+        &node,
+        p.role.label(),
+        lines,
+        p.start,
+        p.end,
+        p.expansion.as_deref(),
+    );
     SlicePiece {
         role: p.role,
         name: p.name.clone(),

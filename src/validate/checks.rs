@@ -6,7 +6,7 @@
 //! text is the same on both ([`shown_text`]: the slice's lines re-read from the pinned
 //! tree). A new check is one function and one line in [`CHECKS`], plus its [`Reason`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -398,8 +398,13 @@ impl ShownCache {
         let mut key = String::new();
         for p in slice {
             key.push_str(&format!(
-                "{}\0{}\0{}\0{}\0{}\n",
-                p.lib, p.file, p.start, p.end, p.sha256
+                "{}\0{}\0{}\0{}\0{}\0{}\n",
+                p.lib,
+                p.file,
+                p.start,
+                p.end,
+                p.sha256,
+                p.expansion.as_deref().unwrap_or("")
             ));
         }
         if let Some(m) = mutation {
@@ -417,6 +422,11 @@ impl ShownCache {
         }
         let pieces = piece_texts(slice, trees)?;
         let mut text: String = pieces.iter().map(|t| format!("{t}\n")).collect();
+        // The expansions the prompt showed under their pieces were read too.
+        for x in slice.iter().filter_map(|p| p.expansion.as_deref()) {
+            text.push_str(x);
+            text.push('\n');
+        }
         if let Some(m) = mutation {
             // The prompt showed the changed line: quoting it is quoting the slice.
             text.push_str(&m.mutated);
@@ -603,6 +613,64 @@ fn no_empty_slot(c: &Candidate, _: &Grounding, _: &mut Found) -> Outcome {
     }
 }
 
+/// The words of the names a question asks about (`larfg` and `sgelqf` of "a copy of
+/// larfg_kernel_small as rocsolver_sgelqf uses it"), the library's and the pipeline's
+/// common words left out: code written for the question names at least one of them.
+fn distinctive_words(question: &str) -> Vec<String> {
+    const COMMON: &[&str] = &[
+        "rocblas",
+        "rocsolver",
+        "hipblas",
+        "kernel",
+        "kernels",
+        "template",
+        "launcher",
+        "impl",
+        "imp",
+        "batched",
+        "strided",
+        "small",
+        "device",
+        "internal",
+        "run",
+        "get",
+        "set",
+        "api",
+        "hpp",
+        "cpp",
+        "library",
+        "src",
+        "include",
+        "specialized",
+        "blas1",
+        "blas2",
+        "blas3",
+        "lapack",
+        "auxiliary",
+        "rocauxiliary",
+        "roclapack",
+        "status",
+        "handle",
+        "int",
+        "stride",
+        "float",
+        "double",
+        "complex",
+        "const",
+        "size",
+    ];
+    let mut out: Vec<String> = super::grounding::identifiers(question)
+        .filter(|w| w.contains('_'))
+        .flat_map(|w| w.split('_'))
+        .filter(|p| p.len() >= 4 && !COMMON.contains(&p.to_ascii_lowercase().as_str()))
+        .filter(|p| !p.chars().all(|c| c.is_ascii_digit()))
+        .map(str::to_string)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// Does the code define or launch a kernel?
 pub fn looks_like_hip(code: &str) -> bool {
     ["__global__", "__device__", "hipLaunchKernelGGL", "<<<"]
@@ -615,7 +683,19 @@ fn code_present(c: &Candidate, _: &Grounding, _: &mut Found) -> Outcome {
         return Ok(None);
     }
     match c.code.filter(|code| looks_like_hip(code)) {
-        Some(code) => Ok(Some(format!("{} lines of code", code.lines().count()))),
+        Some(code) => {
+            let about = distinctive_words(c.question);
+            if !about.is_empty() && !about.iter().any(|w| code.contains(w.as_str())) {
+                return Err((
+                    Reason::CodePresent,
+                    format!(
+                        "the code names none of {} that the question is about",
+                        about.join(", ")
+                    ),
+                ));
+            }
+            Ok(Some(format!("{} lines of code", code.lines().count())))
+        }
         None => Err((
             Reason::CodePresent,
             "the question asks for HIP code and the answer has none".into(),
@@ -712,18 +792,86 @@ fn citations_resolve(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome
         ));
     }
     for claim in c.citations {
-        let cit = resolve(claim, c.slice, g.trees).map_err(|(r, why)| {
-            (
-                r,
-                format!("{}:{}-{}: {why}", claim.file, claim.start, claim.end),
-            )
-        })?;
+        let cit = resolve(claim, c.slice, g.trees)
+            .or_else(|e| in_tree(claim, c.answer, c.slice, g).ok_or(e))
+            .map_err(|(r, why)| {
+                (
+                    r,
+                    format!("{}:{}-{}: {why}", claim.file, claim.start, claim.end),
+                )
+            })?;
         found.citations.push(cit);
     }
     Ok(Some(format!(
         "{} citations inside the slice, hashed at the pinned version",
         found.citations.len()
     )))
+}
+
+/// A citation of lines the slice does not show, held to the pinned tree instead: the
+/// one file of the slice's libraries the path names, the lines inside it, hashed there,
+/// and the prose giving those lines (so the claim they are cited for is checked there).
+/// The answer read code the prompt left out; what it cites is still the library's.
+fn in_tree(
+    c: &ClaimedCitation,
+    answer: &str,
+    slice: &[PieceRef],
+    g: &Grounding,
+) -> Option<Citation> {
+    if c.start < 1 || c.end < c.start || c.end > u32::MAX as i64 {
+        return None;
+    }
+    let (lib, file) = tree_file(&c.file, c.lib.as_deref(), slice, g.known)?;
+    let said = super::grounding::ranges_in_prose(answer)
+        .into_iter()
+        .any(|(f, a, b)| {
+            a as i64 <= c.end
+                && c.start <= b as i64
+                && f.is_none_or(|f| super::grounding::mentions_file(&file, &f))
+        });
+    if !said {
+        return None;
+    }
+    let lines = g.trees.lines(&lib, &file).ok()?;
+    let (s, e) = (c.start as u32, c.end as u32);
+    if e as usize > lines.len() {
+        return None;
+    }
+    let sha256 = lines_hash(&lines, s, e);
+    if c.sha256.as_ref().is_some_and(|h| *h != sha256) {
+        return None;
+    }
+    Some(Citation {
+        lib,
+        file,
+        start: s,
+        end: e,
+        sha256,
+    })
+}
+
+/// The one file of the trees of the slice's libraries (or of `lib`) that `mention`
+/// names: `(lib, path)`.
+fn tree_file(
+    mention: &str,
+    lib: Option<&str>,
+    slice: &[PieceRef],
+    known: &KnownNames,
+) -> Option<(String, String)> {
+    let mut libs: Vec<&str> = match lib {
+        Some(l) => vec![l],
+        None => slice.iter().map(|p| p.lib.as_str()).collect(),
+    };
+    libs.sort_unstable();
+    libs.dedup();
+    let mut found = libs.iter().flat_map(|l| {
+        known
+            .files_named(l, mention.trim())
+            .into_iter()
+            .map(move |f| (l.to_string(), f.to_string()))
+    });
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
 }
 
 /// A citation must name a file of the slice (by path, or by a path suffix that only one
@@ -825,7 +973,14 @@ fn files_exist(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
         .iter()
         .map(|p| (p.file.as_str(), p.start, p.end))
         .collect();
-    if let Some(r) = range_outside_shown(c.answer, &shown) {
+    let in_tree = |mention: &str, a: u32, b: u32| {
+        tree_file(mention, None, c.slice, g.known).is_some_and(|(lib, file)| {
+            g.trees
+                .lines(&lib, &file)
+                .is_ok_and(|l| a >= 1 && b >= a && b as usize <= l.len())
+        })
+    };
+    if let Some(r) = range_outside_shown(c.answer, &shown, &in_tree) {
         return Err((
             Reason::LineRangeOutsideSlice,
             format!("{r} is not in the code shown"),
@@ -841,7 +996,30 @@ fn files_exist(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
         }
         None => &found.shown.pieces,
     };
-    if let Some(r) = range_elsewhere(c.answer, &shown_pieces(c.slice, texts)) {
+    // Ranges of files the slice shows no piece of, or lines it leaves out, are read in
+    // the whole file of the pinned tree.
+    let mut whole: Vec<(String, crate::slice::FileLines)> = Vec::new();
+    for mention in super::grounding::files_mentioned(c.answer) {
+        if let Some((lib, file)) = tree_file(&mention, None, c.slice, g.known) {
+            if whole.iter().all(|(f, _)| *f != file) {
+                if let Ok(lines) = g.trees.lines(&lib, &file) {
+                    whole.push((file, lines));
+                }
+            }
+        }
+    }
+    let joined: Vec<String> = whole.iter().map(|(_, l)| l.join("\n")).collect();
+    let mut pieces = shown_pieces(c.slice, texts);
+    for ((file, lines), text) in whole.iter().zip(&joined) {
+        pieces.push(ShownPiece {
+            file,
+            name: "",
+            start: 1,
+            end: lines.len() as u32,
+            text,
+        });
+    }
+    if let Some(r) = range_elsewhere(c.answer, &pieces, c.apis) {
         return Err((Reason::LineRangeElsewhere, r));
     }
     Ok(Some(String::new()))
@@ -969,8 +1147,33 @@ fn builtins_in_kernel(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcom
     }
 }
 
-fn quotes_from_slice(c: &Candidate, _: &Grounding, found: &mut Found) -> Outcome {
-    match foreign_quote(c.answer, c.code, &found.shown.text, found.shown.squashed()) {
+fn quotes_from_slice(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
+    // The whole files the slice shows pieces of, read only when an answer quotes code
+    // it says the slice leaves out.
+    let in_sources = || {
+        let named = super::grounding::files_mentioned(c.answer)
+            .into_iter()
+            .filter_map(|m| tree_file(&m, None, c.slice, g.known));
+        let shown = c.slice.iter().map(|p| (p.lib.clone(), p.file.clone()));
+        let mut seen = HashSet::new();
+        let mut text = String::new();
+        for (lib, file) in shown.chain(named) {
+            if let Ok(lines) = g.trees.lines(&lib, &file) {
+                if seen.insert((lib, file)) {
+                    text.push_str(&lines.join("\n"));
+                    text.push('\n');
+                }
+            }
+        }
+        text
+    };
+    match foreign_quote(
+        c.answer,
+        c.code,
+        &found.shown.text,
+        found.shown.squashed(),
+        &in_sources,
+    ) {
         Some(q) => Err((
             Reason::QuoteNotInSlice,
             format!("quoted as library code but not in the slice: {q}"),
@@ -1123,5 +1326,28 @@ fn agrees_with_facts(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome
             v.claims,
             c.apis.first().map(String::as_str).unwrap_or("the API")
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::distinctive_words;
+
+    #[test]
+    fn code_for_a_question_names_what_the_question_is_about() {
+        let q = "Write a standalone HIP test program for larfg_kernel_small as rocsolver_sgelqf uses it (library/src/specialized/rocauxiliary_larfg_specialized_kernels.hpp:48-113).";
+        let words = distinctive_words(q);
+        assert!(words.contains(&"larfg".to_string()), "{words:?}");
+        assert!(words.contains(&"sgelqf".to_string()), "{words:?}");
+        assert!(!words.iter().any(|w| w == "kernel" || w == "small"));
+        // Code for another routine names none of them; a strided copy of the kernel does.
+        assert!(!words
+            .iter()
+            .any(|w| "__global__ void tbsv_forward()".contains(w.as_str())));
+        assert!(words
+            .iter()
+            .any(|w| "__global__ void slarfg_strided_kernel()".contains(w.as_str())));
+        // A question naming nothing asks for nothing in particular.
+        assert!(distinctive_words("Write a kernel that scales a vector.").is_empty());
     }
 }

@@ -33,6 +33,8 @@ pub struct KnownNames {
     /// Each file path of the trees, and each of its tails at a `/` (`blas1/x.hpp`,
     /// `x.hpp`): what a mention of the file may be.
     files: HashSet<String>,
+    /// Each file of the trees as `(lib, path from the tree's root)`.
+    paths: Vec<(String, String)>,
     /// Per library: the names its index defines (APIs and macros included), to check a
     /// name against the library it is claimed for.
     defined_in: std::collections::BTreeMap<String, HashSet<String>>,
@@ -50,6 +52,7 @@ impl KnownNames {
         // Every file the index read is a file of its pinned tree, inside `library/` or
         // not (rocSOLVER's `common/include/` helpers, which facts cite).
         let mut files = HashSet::new();
+        let mut paths = Vec::new();
         let mut defined_in: std::collections::BTreeMap<String, HashSet<String>> =
             Default::default();
         for idx in indexes {
@@ -61,6 +64,7 @@ impl KnownNames {
                 own.extend(f.symbols.iter().map(|s| s.name.clone()));
                 own.extend(f.macros.iter().map(|m| m.name.clone()));
                 add_file(&mut files, &f.path);
+                paths.push((idx.lib.clone(), f.path.clone()));
             }
             names.extend(idx.api.iter().map(|a| a.name.clone()));
             own.extend(idx.api.iter().map(|a| a.name.clone()));
@@ -75,6 +79,7 @@ impl KnownNames {
             defined,
             prefixes: prefixes.to_vec(),
             files,
+            paths,
             defined_in,
             tails: OnceLock::new(),
         }
@@ -84,7 +89,7 @@ impl KnownNames {
     /// it has no `library/`): types, enum values, constants and file names the index
     /// does not list as definitions.
     pub fn with_trees(mut self, trees: &Trees) -> KnownNames {
-        for (_, root) in trees.roots() {
+        for (lib, root) in trees.roots() {
             let base = if root.join("library").is_dir() {
                 root.join("library")
             } else {
@@ -93,6 +98,8 @@ impl KnownNames {
             for path in source_files(&base) {
                 if let Ok(rel) = path.strip_prefix(root) {
                     add_file(&mut self.files, &rel.to_string_lossy());
+                    self.paths
+                        .push((lib.to_string(), rel.to_string_lossy().into_owned()));
                 }
                 if let Some(stem) = path.file_stem() {
                     self.add_words(&stem.to_string_lossy());
@@ -178,14 +185,54 @@ impl KnownNames {
         self.names.is_empty()
     }
 
-    /// Is `mention` (a path or a bare file name) a file of a pinned tree?
+    /// The files of `lib`'s tree a mention names (its path, a tail of it, its file name
+    /// shortened at `_` or `-`, folders left out as `/.../`), each once.
+    pub fn files_named(&self, lib: &str, mention: &str) -> Vec<&str> {
+        let mention = mention.trim_start_matches("./");
+        let mut out: Vec<&str> = self
+            .paths
+            .iter()
+            .filter(|(l, p)| l == lib && names_file(p, mention))
+            .map(|(_, p)| p.as_str())
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Is `mention` (a path or a bare file name) a file of a pinned tree, or one of the
+    /// HIP and system headers (`hip/hip_runtime.h`)?
     pub fn has_file(&self, mention: &str) -> bool {
         let mention = mention.trim_start_matches("./");
-        // `imp.hpp` for the `_imp.hpp` file of the family: the shortened file name of
-        // a tree's file, as a reader shortens `rocblas_dot_imp.hpp`.
         self.files.contains(mention)
-            || (!mention.contains('/') && self.files.iter().any(|f| tail_at(mention, f, b'_')))
+            || self.paths.iter().any(|(_, p)| names_file(p, mention))
+            || system_header_dirs_cached()
+                .iter()
+                .any(|(d, _)| d.join(mention).is_file())
     }
+}
+
+/// Does `mention` name the file at `path`: the path, a tail of it at a `/`, the file
+/// name shortened at `_` or `-` (`imp.hpp` of `rocblas_dot_imp.hpp`, `complex-types.h`
+/// of `rocblas-complex-types.h`), or folders left out as `/.../`
+/// (`src64/.../rocblas_tbsv_64.cpp`)?
+fn names_file(path: &str, mention: &str) -> bool {
+    // Every way of naming a file keeps its end: a cheap test before the others.
+    let end = mention
+        .rsplit_once("/.../")
+        .map_or(mention, |(_, tail)| tail);
+    if !path.ends_with(end) {
+        return false;
+    }
+    mentions_file(path, mention)
+        || (!mention.contains('/')
+            && path
+                .rsplit('/')
+                .next()
+                .is_some_and(|n| tail_at(mention, n, b'-')))
+        || mention.split_once("/.../").is_some_and(|(head, tail)| {
+            path.ends_with(&format!("/{tail}")) && path.contains(&format!("{head}/"))
+        })
 }
 
 /// Adds a file's path and each of its tails at a `/` to `files`.
@@ -230,6 +277,12 @@ pub fn system_header_dirs() -> Vec<(PathBuf, bool)> {
     }
     dirs.push((inc.to_path_buf(), false));
     dirs
+}
+
+/// [`system_header_dirs`], found once per process.
+fn system_header_dirs_cached() -> &'static [(PathBuf, bool)] {
+    static DIRS: OnceLock<Vec<(PathBuf, bool)>> = OnceLock::new();
+    DIRS.get_or_init(system_header_dirs)
 }
 
 /// Words of the system headers, read once per process.
@@ -363,10 +416,13 @@ pub fn tail_at(tail: &str, full: &str, sep: u8) -> bool {
 /// Math notation written like a name (`l_k`, `a_ij`, `x_i`): short parts joined by
 /// underscores, which prose uses for subscripts, not for the library's names.
 fn math_notation(w: &str) -> bool {
+    const OPERATORS: &[&str] = &["sum", "prod", "max", "min", "norm", "argmax", "argmin"];
     let parts: Vec<&str> = w.split('_').collect();
     parts.len() == 2
         && parts.iter().all(|p| !p.is_empty())
-        && (parts.iter().all(|p| p.len() <= 2) || (parts[0].len() == 1 && w.len() <= 8))
+        && (parts.iter().all(|p| p.len() <= 2)
+            || (parts[0].len() == 1 && w.len() <= 8)
+            || (OPERATORS.contains(&parts[0]) && parts[1].len() <= 2))
 }
 
 /// The identifiers of a text as a set: built once for the code shown, asked by each
@@ -395,7 +451,19 @@ impl NameSet {
     /// shows, one word will do (`argCheck` of `rocsolver_getrs_argCheck`, `inc1` of
     /// `rocblas_syr_kernel_inc1`): the slice's own names are few.
     pub fn contains_shortened(&self, w: &str) -> bool {
-        w.len() >= 3 && self.0.iter().any(|full| tail_at(w, full, b'_'))
+        // Or the head two names share (`sub_stride` of `sub_stride_A` and
+        // `sub_stride_invA`).
+        let head = |full: &str| {
+            w.contains('_')
+                && full.len() > w.len() + 1
+                && full.starts_with(w)
+                && full.as_bytes()[w.len()] == b'_'
+        };
+        w.len() >= 3
+            && self
+                .0
+                .iter()
+                .any(|full| tail_at(w, full, b'_') || head(full))
     }
 }
 
@@ -502,6 +570,23 @@ fn code_shaped(w: &str) -> bool {
             .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
 }
 
+/// A hardware performance counter as rocprof names it: its block (`SQ`, `TCC`, `TCP`,
+/// ...) then upper-case words (`SQ_LDS_BANK_CONFLICT`, `TCC_HIT_sum`).
+fn counter_name(w: &str) -> bool {
+    const BLOCKS: &[&str] = &[
+        "SQ", "SQC", "TCC", "TCP", "TA", "TD", "GRBM", "SPI", "CPC", "CPF", "GDS",
+    ];
+    w.split_once('_').is_some_and(|(block, rest)| {
+        BLOCKS.contains(&block)
+            && rest.len() >= 3
+            && rest.split('_').next().is_some_and(|first| {
+                first
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+            })
+    })
+}
+
 /// Names of the hardware and its tools that an answer about performance uses and no
 /// source tree holds: GCN/CDNA instructions and rocprof counters.
 const HARDWARE_NAMES: &[&str] = &[
@@ -583,16 +668,19 @@ pub fn unknown_identifiers(
     known: &KnownNames,
 ) -> Vec<String> {
     let context: HashSet<&str> = identifiers(context).collect();
-    let exists = |w: &str| {
+    let named = |w: &str| {
         known.contains(w)
             || shown.contains(w)
             || context.contains(w)
             || math_notation(w)
             || HARDWARE_NAMES.contains(&w)
+            || counter_name(w)
             || shown.contains_shortened(w)
             || known.contains_shortened(w)
             || known.contains_unprefixed(w)
     };
+    // "the gemvn_sm_mn_batched kernel" of `rocblas_gemvn_sm_mn_batched_kernel`.
+    let exists = |w: &str| named(w) || named(&format!("{w}_kernel"));
     let claims_library = |w: &str| {
         known
             .prefixes
@@ -621,10 +709,18 @@ pub fn unknown_identifiers(
 /// The names prose (fences blanked) uses as code: every name inside a code span, and
 /// the code-shaped words of running text; file names are taken out first.
 fn names_used_as_code(prose: &str) -> Vec<String> {
+    static GLOB: OnceLock<Regex> = OnceLock::new();
+    // `*_threshold`, `rocblas_*_kernel`: a pattern over names, not a name.
+    let glob = GLOB.get_or_init(|| Regex::new(r"\w*(?:_\*|\*_)\w*").expect("static regex"));
     let prose = file_mention_re().replace_all(prose, " ");
+    let prose = glob.replace_all(&prose, " ");
     let mut out = Vec::new();
     for c in backtick_re().captures_iter(&prose) {
         let span = c.get(1).map_or("", |m| m.as_str());
+        // A command-line option (`-Rpass-analysis=kernel-resource-usage`) names no code.
+        if span.trim_start().starts_with('-') {
+            continue;
+        }
         for w in identifiers(span) {
             if w.len() >= 2 && !w.chars().all(|c| c.is_ascii_digit()) {
                 out.push(w.to_string());
@@ -815,7 +911,11 @@ pub type ShownRange<'a> = (&'a str, u32, u32);
 
 /// The first line range the answer's prose names (`file.hpp:40-46`, `lines 40-46`)
 /// that is not inside the code shown, described.
-pub fn range_outside_shown(answer: &str, shown: &[ShownRange]) -> Option<String> {
+pub fn range_outside_shown(
+    answer: &str,
+    shown: &[ShownRange],
+    in_tree: &dyn Fn(&str, u32, u32) -> bool,
+) -> Option<String> {
     let (_, prose) = split_fences(answer);
     // A range inside one piece, or spanning pieces of one file shown one after the
     // other with a short gap between them (parameter lines a slice leaves out): its
@@ -835,14 +935,7 @@ pub fn range_outside_shown(answer: &str, shown: &[ShownRange]) -> Option<String>
     // "(lines 906-1074, not shown)", "utility.hpp:34 in the sources": the answer says
     // itself that the range is not in the code shown.
     let said_outside = |at: (usize, usize)| {
-        static RE: OnceLock<Regex> = OnceLock::new();
-        let re = RE.get_or_init(|| {
-            Regex::new(concat!(
-                r"(?i)\b(?:not (?:shown|in the (?:slice|code shown))|outside the (?:slice|code shown)",
-                r"|(?:left|cut) out of the slice|in the (?:library(?:'s)? )?sources?|omitted)\b"
-            ))
-            .expect("static regex")
-        });
+        let re = said_outside_re();
         // The clause around the mention: a file name's own dots end nothing.
         let (at, after): (usize, usize) = at;
         let from = prose[..at].rfind(['\n', ';']).map_or(0, |i| i + 1);
@@ -860,19 +953,71 @@ pub fn range_outside_shown(answer: &str, shown: &[ShownRange]) -> Option<String>
         };
         let b = num(c.get(3)).unwrap_or(a);
         let at = c.get(0).map_or((0, 0), |m| (m.start(), m.end()));
-        if b < a || (!inside(Some(file), a, b) && !said_outside(at)) {
+        // Lines the slice leaves out are still the pinned tree's, where they are read.
+        if b < a || (!inside(Some(file), a, b) && !said_outside(at) && !in_tree(file, a, b)) {
             return Some(format!("{file}:{a}-{b}"));
         }
     }
+    let files: Vec<(usize, &str)> = file_mention_re()
+        .captures_iter(&prose)
+        .filter_map(|c| Some((c.get(0)?.start(), c.get(1)?.as_str())))
+        .collect();
     for c in line_mention_re().captures_iter(&prose) {
         let Some(a) = num(c.get(1)) else { continue };
         let b = num(c.get(2)).unwrap_or(a);
         let at = c.get(0).map_or((0, 0), |m| (m.start(), m.end()));
-        if b < a || (!inside(None, a, b) && !said_outside(at)) {
+        // "line 3161" after "rocblas_hemv_symv_kernels.cpp:3154" is of that file.
+        let of_file = files.iter().rev().find(|(i, _)| *i < at.0).map(|(_, f)| *f);
+        let in_last_file = of_file.is_some_and(|f| in_tree(f, a, b));
+        if b < a || (!inside(None, a, b) && !said_outside(at) && !in_last_file) {
             return Some(c.get(0).map_or(String::new(), |m| m.as_str().to_string()));
         }
     }
     None
+}
+
+/// Words saying that what they are about is not in the code shown ("not in the slice",
+/// "from the 6.4.3 source").
+fn said_outside_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(concat!(
+            r"(?i)\b(?:not (?:shown|in the (?:slice|code shown))|outside (?:the|this) (?:slice|code shown)",
+            r"|source lines?|(?:the slice|it) (?:does not|doesn't) show",
+            r"|(?:left|cut) out of the slice|(?:in|from) the (?:[\d.]+ |library(?:'s)? )?sources?|omitted)\b"
+        ))
+        .expect("static regex")
+    })
+}
+
+/// The line ranges the answer's prose gives, with the file where it names one
+/// (`utility.hpp:149-154`, `source line 3568`).
+pub fn ranges_in_prose(answer: &str) -> Vec<(Option<String>, u32, u32)> {
+    let (_, prose) = split_fences(answer);
+    let num = |m: Option<regex::Match>| m.and_then(|m| m.as_str().parse::<u32>().ok());
+    let mut out = Vec::new();
+    for c in file_mention_re().captures_iter(&prose) {
+        if let Some(a) = num(c.get(2)) {
+            let file = c.get(1).map(|m| m.as_str().to_string());
+            out.push((file, a, num(c.get(3)).unwrap_or(a)));
+        }
+    }
+    for c in line_mention_re().captures_iter(&prose) {
+        if let Some(a) = num(c.get(1)) {
+            out.push((None, a, num(c.get(2)).unwrap_or(a)));
+        }
+    }
+    out
+}
+
+/// The files the answer's prose names (`rocblas_hemv_symv_kernels.cpp:3179`,
+/// `utility.hpp`), as written.
+pub fn files_mentioned(answer: &str) -> Vec<String> {
+    let (_, prose) = split_fences(answer);
+    file_mention_re()
+        .captures_iter(&prose)
+        .filter_map(|c| c.get(1).map(|m| m.as_str().to_string()))
+        .collect()
 }
 
 /// The end of a sentence in prose: a stop after a word of two letters or more, a
@@ -880,7 +1025,8 @@ pub fn range_outside_shown(answer: &str, shown: &[ShownRange]) -> Option<String>
 fn sentence_end_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"(?:^|[^.])\b(?:[A-Za-z]{2,}|\d+|[)`'\x22])[.!?]\s+|\n").expect("static regex")
+        Regex::new(r"(?:^|[^.])\b(?:[A-Za-z_]\w*[A-Za-z]|\d+|[)`'\x22])[.!?]\s+|\n")
+            .expect("static regex")
     })
 }
 
@@ -930,11 +1076,16 @@ fn anchors(segment: &str) -> Vec<&str> {
 /// anchored by that function's name just before it; a line inside the function is not,
 /// so a wrong line in the right function is caught. A range in a sentence naming
 /// nothing is not judged.
-pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
+pub fn range_elsewhere(answer: &str, shown: &[ShownPiece], about: &[String]) -> Option<String> {
     let (_, prose) = split_fences(answer);
     let mentions: Vec<regex::Captures> = file_mention_re().captures_iter(&prose).collect();
     for c in &mentions {
         let m = c.get(0).expect("whole match");
+        // "(batched.cpp:41-42 vs potf2.cpp:40)": the second range is what the first is
+        // compared with, cited for what it lacks.
+        if contrast_re().is_match(&prose[..m.start()]) {
+            continue;
+        }
         // The words of the sentence holding the range: `A (f:1) and B (f:2) call C`
         // cites both lines for the call of C.
         let from = 0;
@@ -969,22 +1120,36 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
             continue;
         };
         let segment = file_mention_re().replace_all(&segment, " ");
-        let names = anchors(&segment);
+        // The API the entry is about is what every line is cited for, not an anchor.
+        let names: Vec<&str> = anchors(&segment)
+            .into_iter()
+            .filter(|n| !about.iter().any(|api| api == n))
+            .collect();
         // "takes a plain float* and no batch count (potf2.cpp:40)" cites the lines for
         // what they lack.
+        // A range of code the slice does not show, read in the whole file, is held to
+        // what its sentence says it does even when the sentence names nothing.
+        let outside = piece.name.is_empty();
+        if names.is_empty() && outside && !negation_re().is_match(&segment) {
+            let lines = statement_lines(piece, a, b);
+            if !actions_hold(&segment, &lines.join("\n")) {
+                return Some(format!(
+                    "{file}:{a}-{b} does not do what the answer cites it for"
+                ));
+            }
+        }
         if names.is_empty() || negation_re().is_match(&segment) {
             continue;
         }
-        // The lines cited, widened by two each way within the piece.
-        let lo = a.saturating_sub(2).max(piece.start);
-        let hi = (b + 2).min(piece.end);
-        let lines: Vec<&str> = piece
-            .text
-            .lines()
-            .skip((lo - piece.start) as usize)
-            .take((hi - lo + 1) as usize)
+        let lines = statement_lines(piece, a, b);
+        // The tests of the branches the lines sit in say when they run: "the launch at
+        // kernels.cpp:201 is the one for `uplo == rocblas_fill_upper`".
+        let cited: HashSet<&str> = lines
+            .iter()
+            .copied()
+            .chain(enclosing_tests(piece, a))
+            .flat_map(identifiers)
             .collect();
-        let cited: HashSet<&str> = lines.iter().flat_map(|l| identifiers(l)).collect();
         // The function the lines are in anchors them too when it is the name just
         // before the range and the range cites it as a whole: `launcher` (file:184-322)
         // is cited for its body; `launcher` (file:250), a line of its body, is cited for
@@ -1009,7 +1174,9 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
                     names_piece(n, p.name) && p.start <= a && b <= p.end && head_or_most
                 })
             })
-            || (in_named(false) && actions_hold(&segment, &lines.join("\n")));
+            || (in_named(false) && actions_hold(&segment, &lines.join("\n")))
+            || in_function_said(&prose[m.end()..], piece)
+            || calls_cited_with(&prose, c, &mentions, &cited, shown);
         if !anchored {
             let range = if b > a {
                 format!("{file}:{a}-{b}")
@@ -1023,6 +1190,149 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece]) -> Option<String> {
         }
     }
     None
+}
+
+/// Lines `a..=b` of `piece` completed to whole statements at their ends: the head of
+/// the statement `a` falls in (a launch's first line names its kernel) and the rest of
+/// the statement `b` falls in (the arguments after a cited head line). Nothing more:
+/// the arguments a range stops short of, or lines two away, are not what it cites.
+fn statement_lines<'a>(piece: &ShownPiece<'a>, a: u32, b: u32) -> Vec<&'a str> {
+    let all: Vec<&'a str> = piece.text.lines().collect();
+    let at = |l: u32| all.get((l - piece.start) as usize).copied().unwrap_or("");
+    // A comment line neither ends nor starts a statement; a blank line ends one. A
+    // brace-less `if(...)` starts what follows it and takes it as its body.
+    let ends = |l: &str, header_ends: bool| {
+        let code = l.split("//").next().unwrap_or("").trim();
+        if code.is_empty() {
+            return l.trim().is_empty();
+        }
+        let header = ["if", "for", "while", "else"]
+            .iter()
+            .any(|k| code.trim_start_matches('}').trim_start().starts_with(k))
+            && (code.ends_with(')') || code.ends_with("else"));
+        (header && header_ends) || code.starts_with('#') || code.ends_with([';', '{', '}', ':'])
+    };
+    let comment = |l: &str| {
+        let t = l.trim();
+        !t.is_empty() && l.split("//").next().unwrap_or("").trim().is_empty()
+    };
+    let (mut head, mut l) = (a, a);
+    while l > piece.start && a - l < 12 {
+        l -= 1;
+        if comment(at(l)) {
+            continue;
+        }
+        if ends(at(l), true) {
+            break;
+        }
+        head = l;
+    }
+    // Only a range that holds its statement's head cites the rest of it.
+    let mut tail = b;
+    while head == a && tail < piece.end && tail - b < 12 && !ends(at(tail), false) {
+        tail += 1;
+    }
+    let mut out = vec![at(head)];
+    out.extend((a..=tail).map(at));
+    out
+}
+
+/// Does the prose right after a range say which function the lines are in ("line 135 in
+/// `rocblas_tbsv_backward_substitution_calc`"), and are they?
+fn in_function_said(after: &str, piece: &ShownPiece) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"^\)?,?\s+(?:in|of|inside|within)\s+(?:the\s+)?`?([A-Za-z_]\w*)")
+            .expect("static regex")
+    });
+    re.captures(after)
+        .is_some_and(|c| names_piece(&c[1], piece.name))
+}
+
+/// Prose ending in a word that compares: the range after it is what is compared with.
+fn contrast_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)\b(?:vs\.?|versus|compared (?:with|to)|unlike|than)\s*`?$")
+            .expect("static regex")
+    })
+}
+
+/// The lines that open the blocks holding line `at` of `piece` (`if(uplo ==
+/// rocblas_fill_upper) {`), innermost last, and the test just before it that governs
+/// it without braces (`if(incx == 1)` over a one-statement body).
+fn enclosing_tests<'a>(piece: &ShownPiece<'a>, at: u32) -> Vec<&'a str> {
+    let lines: Vec<&'a str> = piece
+        .text
+        .lines()
+        .take(at.saturating_sub(piece.start) as usize)
+        .collect();
+    let mut open: Vec<&'a str> = Vec::new();
+    let mut last = "";
+    for line in &lines {
+        let code = line.split("//").next().unwrap_or("");
+        for ch in code.chars() {
+            match ch {
+                '{' => open.push(if code.trim() == "{" { last } else { line }),
+                '}' => {
+                    open.pop();
+                }
+                _ => {}
+            }
+        }
+        if !code.trim().is_empty() {
+            last = line;
+        }
+    }
+    let test = |l: &str| {
+        let l = l.trim_start().trim_start_matches('}').trim_start();
+        ["if", "else", "for", "while", "switch", "case"]
+            .iter()
+            .any(|k| l.starts_with(k))
+    };
+    // A function's head opens a block too, but its parameters say nothing of a line.
+    open.retain(|l| test(l));
+    if test(last) && !last.trim_end().ends_with([';', '{', '}']) {
+        open.push(last);
+    }
+    open
+}
+
+/// Is the range of mention `c` a hop on a path the same parenthesis cites: its lines
+/// call the function shown for another range cited with it ("reaches `potf2_run_small`
+/// (strided_batched.cpp:82-83; potf2.hpp:209-214)", line 82 calling the template whose
+/// lines 209-214 hold the call)?
+fn calls_cited_with(
+    prose: &str,
+    c: &regex::Captures,
+    mentions: &[regex::Captures],
+    cited: &HashSet<&str>,
+    shown: &[ShownPiece],
+) -> bool {
+    let m = c.get(0).expect("whole match");
+    let open = prose[..m.start()].rfind('(');
+    let close = prose[m.end()..].find(')').map(|i| m.end() + i);
+    let (Some(open), Some(close)) = (open, close) else {
+        return false;
+    };
+    if prose[open..m.start()].contains(')') {
+        return false;
+    }
+    mentions.iter().any(|o| {
+        let om = o.get(0).expect("whole match");
+        if om.start() == m.start() || om.start() < open || om.end() > close {
+            return false;
+        }
+        let (Some(file), Some(a)) = (
+            o.get(1).map(|x| x.as_str()),
+            o.get(2).and_then(|x| x.as_str().parse::<u32>().ok()),
+        ) else {
+            return false;
+        };
+        shown.iter().any(|p| {
+            mentions_file(p.file, file) && p.start <= a && a <= p.end && cited.contains(p.name)
+        })
+    })
 }
 
 /// Does `said` name the function `name`: the name itself, or its tail at an
@@ -1199,9 +1509,18 @@ pub fn builtin_not_in_kernel(
     shown: &[ShownPiece],
     kernels: &[&str],
 ) -> Option<String> {
+    // "blockIdx.x and blockIdx.y are always 0" says what a kernel does not use.
+    static UNUSED: OnceLock<Regex> = OnceLock::new();
+    let unused = UNUSED.get_or_init(|| {
+        // The split at a sentence's end takes its last number with it.
+        Regex::new(r"(?i)\b(?:(?:is|are) (?:always\b|(?:0|zero)\b)|unused)").expect("static regex")
+    });
     let (_, prose) = split_fences(answer);
     for sentence in sentence_end_re().split(&prose) {
-        if hedge_re().is_match(sentence) || speaks_of_own_code(sentence) {
+        if hedge_re().is_match(sentence)
+            || speaks_of_own_code(sentence)
+            || unused.is_match(sentence)
+        {
             continue;
         }
         let claimed = builtins_in(sentence);
@@ -1367,6 +1686,10 @@ fn type_fits(said: &str, declared: &str) -> bool {
 /// Does a code span hold code (an expression or statement) rather than a name?
 fn quote_shaped(span: &str) -> bool {
     let s = span.trim();
+    // Σ, ·, ≤ and the like write mathematics, which no code shown holds.
+    if s.contains(['Σ', '∑', '·', '×', '≤', '≥', '√', '∈', '−']) {
+        return false;
+    }
     s.contains("->")
         || s.chars().any(|c| ";=[]{}+*/&|!?%^".contains(c))
         || s.find('(')
@@ -1460,34 +1783,132 @@ fn presented_as_code(before: &str) -> bool {
 /// `const`: `for(b_base = 0; ...)` of `for(int64_t b_base = 0; ...)`), its operators
 /// and punctuation all kept? Leaving out words changes no operation; leaving out a `!`
 /// or a `-` would, so symbols never count as left out.
-fn words_left_out(shown: &str, quote: &str) -> bool {
-    fn tokens(s: &str) -> Vec<&str> {
-        let mut out = Vec::new();
-        let b = s.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            if b[i].is_ascii_whitespace() {
-                i += 1;
-            } else if b[i].is_ascii_alphanumeric() || b[i] == b'_' {
-                let j = (i..b.len())
-                    .find(|&j| !(b[j].is_ascii_alphanumeric() || b[j] == b'_'))
-                    .unwrap_or(b.len());
-                out.push(&s[i..j]);
-                i = j;
-            } else {
-                let w = s[i..].chars().next().map_or(1, char::len_utf8);
-                out.push(&s[i..i + w]);
-                i += w;
+/// Code cut into words, numbers and single symbols, whitespace dropped.
+fn code_tokens(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_whitespace() {
+            i += 1;
+        } else if b[i].is_ascii_alphanumeric() || b[i] == b'_' {
+            let j = (i..b.len())
+                .find(|&j| !(b[j].is_ascii_alphanumeric() || b[j] == b'_'))
+                .unwrap_or(b.len());
+            out.push(&s[i..j]);
+            i = j;
+        } else {
+            let w = s[i..].chars().next().map_or(1, char::len_utf8);
+            out.push(&s[i..i + w]);
+            i += w;
+        }
+    }
+    out
+}
+
+/// Is `quote` a stretch of the code shown with values put in for some of its names,
+/// each value one the answer or the code states for that name (`A[0 + lda*n] += ...`
+/// of `A[tx + lda * ty] += ...` after "`ty = n` and `tx = 0`"; `col += 16` of
+/// `col += DIM_Y` beside `TRMVN_DIM_Y = 16`)? Symbols and numbers are kept as written,
+/// a name is replaced the same way wherever it stands, by nothing else the stretch
+/// names, and most of the quote is the code's own.
+fn values_put_in(shown: &str, quote: &str, stated: &str) -> bool {
+    let q = code_tokens(quote);
+    let code = code_tokens(shown);
+    if q.len() < 3 || code.len() < 3 {
+        return false;
+    }
+    let name = |t: &str| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    let value = |t: &str| t.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+    let says = |n: &str, v: &[&str]| {
+        let v: Vec<String> = v.iter().map(|t| regex::escape(t)).collect();
+        Regex::new(&format!(
+            r"\b(?:\w+_)?{}\s*=[^;\n`]*?(?:^|[^\w]){}(?:$|[^\w])",
+            regex::escape(n),
+            v.join(r"\s*")
+        ))
+        .is_ok_and(|re| re.is_match(stated))
+    };
+    // The tokens of a value put in for a name at `j`: one word or number, or a
+    // parenthesised group (`(n-1)` for `i`), its parentheses left out.
+    let value_at = |j: usize| -> Option<(usize, Vec<&str>)> {
+        if value(q[j]) {
+            return Some((j + 1, vec![q[j]]));
+        }
+        if q[j] != "(" {
+            return None;
+        }
+        let mut depth = 0;
+        for k in j..q.len() {
+            match q[k] {
+                "(" => depth += 1,
+                ")" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return (k > j + 1).then(|| (k + 1, q[j + 1..k].to_vec()));
+                    }
+                }
+                _ => {}
             }
         }
-        out
+        None
+    };
+    'start: for first in 0..code.len() {
+        let mut put: Vec<(&str, Vec<&str>)> = Vec::new();
+        let (mut i, mut j, mut same) = (first, 0, 0);
+        while j < q.len() {
+            if i >= code.len() {
+                continue 'start;
+            }
+            if code[i] == q[j] {
+                same += 1;
+                i += 1;
+                j += 1;
+                continue;
+            }
+            if !name(code[i]) {
+                continue 'start;
+            }
+            let Some((next, v)) = value_at(j) else {
+                continue 'start;
+            };
+            match put.iter().find(|(n, _)| *n == code[i]) {
+                Some((_, w)) if *w != v => continue 'start,
+                Some(_) => {}
+                None => put.push((code[i], v)),
+            }
+            i += 1;
+            j = next;
+        }
+        let window = &code[first..i];
+        let fresh = put
+            .iter()
+            .all(|(_, v)| v.len() > 1 || !window.contains(&v[0]));
+        if !put.is_empty() && fresh && 2 * same >= q.len() && put.iter().all(|(n, v)| says(n, v)) {
+            return true;
+        }
     }
+    false
+}
+
+fn words_left_out(shown: &str, quote: &str) -> bool {
+    let tokens = code_tokens;
     fn held(code: &[&str], q: &[&str]) -> bool {
         let word = |t: &str| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        // Specifiers (`__device__`, `inline`) say how code is compiled, not what it
+        // does: a quote may leave any number of them out.
+        let specifier = |t: &str| {
+            (t.len() > 4 && t.starts_with("__") && t.ends_with("__"))
+                || ["inline", "static", "constexpr", "ROCBLAS_KERNEL_ILF"].contains(&t)
+        };
         'start: for first in (0..code.len()).filter(|&i| code[i] == q[0]) {
             let (mut i, mut skipped) = (first, 0);
             for t in q {
                 while i < code.len() && code[i] != *t {
+                    if specifier(code[i]) {
+                        i += 1;
+                        continue;
+                    }
                     if !word(code[i]) || skipped == 2 {
                         continue 'start;
                     }
@@ -1532,6 +1953,7 @@ pub fn foreign_quote(
     own_code: Option<&str>,
     shown: &str,
     shown_squashed: &str,
+    sources: &dyn Fn() -> String,
 ) -> Option<String> {
     static URL: OnceLock<Regex> = OnceLock::new();
     let url = URL.get_or_init(|| Regex::new(r#"\bhttps?://[^\s)<>\]`'"]+"#).expect("static regex"));
@@ -1545,10 +1967,11 @@ pub fn foreign_quote(
         return Some(format!("a web address: {}", m.as_str()));
     }
     let (fences, prose) = split_fences(answer);
-    let mut quotes: Vec<String> = fences
+    // Each quote, and whether it is a span of prose (a fence is held to the slice).
+    let mut quotes: Vec<(String, bool)> = fences
         .iter()
         .filter(|f| !f.illustration)
-        .map(|f| line_number_re().replace_all(f.body, "").into_owned())
+        .map(|f| (line_number_re().replace_all(f.body, "").into_owned(), false))
         .collect();
     quotes.extend(
         backtick_re()
@@ -1561,15 +1984,35 @@ pub fn foreign_quote(
                     || presented_as_code(&prose[..m.start() - 1])
                     || numbers_changed(m.as_str(), shown_squashed)
             })
-            .map(|m| m.as_str().to_string()),
+            .map(|m| (m.as_str().to_string(), true)),
     );
+    // An answer that says it reads code the slice leaves out may quote it: such quotes
+    // are held to the whole files the slice shows pieces of.
+    let reads_outside = said_outside_re().is_match(&prose);
     // Code the answer writes itself and then speaks of is its own, not the library's.
     let own = own_code.map(squash).unwrap_or_default();
-    quotes.into_iter().find_map(|q| {
-        let held = holds_quote(shown_squashed, &q)
+    let whole = OnceLock::new();
+    let in_sources = |q: &str| {
+        let (text, squashed) = whole.get_or_init(|| {
+            let text = sources();
+            let squashed = squash(&text);
+            (text, squashed)
+        });
+        holds_quote(squashed, q)
+            || holds_quote(&without_parens(squashed), &without_parens(q))
+            || words_left_out(text, q)
+    };
+    quotes.into_iter().find_map(|(q, prose_span)| {
+        let held = (reads_outside && prose_span && in_sources(&q))
+            || holds_quote(shown_squashed, &q)
             || (!own.is_empty() && holds_quote(&own, &q))
             || holds_quote(&without_parens(shown_squashed), &without_parens(&q))
-            || words_left_out(shown, &q);
+            || words_left_out(shown, &q)
+            || values_put_in(
+                shown,
+                &q,
+                &format!("{prose}\n{}\n{shown}", own_code.unwrap_or("")),
+            );
         (!held).then(|| {
             q.split_whitespace()
                 .collect::<Vec<_>>()
@@ -1671,6 +2114,10 @@ mod tests {
                 add_file(&mut files, "library/src/blas1/rocblas_scal_kernels.hpp");
                 files
             },
+            paths: vec![(
+                "rocblas".into(),
+                "library/src/blas1/rocblas_scal_kernels.hpp".into(),
+            )],
             defined_in: [
                 ("rocblas", &["rocblas_scal_kernel", "rocblas_sscal"][..]),
                 ("rocsolver", &["rocsolver_sgetrf", "rocblasCall_gemm"][..]),
@@ -1864,14 +2311,24 @@ mod tests {
         );
         let shown = [("library/src/blas1/rocblas_scal_kernels.hpp", 26, 58)];
         assert_eq!(
-            range_outside_shown("rocblas_scal_kernels.hpp:26-58 and line 40", &shown),
+            range_outside_shown(
+                "rocblas_scal_kernels.hpp:26-58 and line 40",
+                &shown,
+                &|_, _, _| false
+            ),
             None
         );
-        assert!(range_outside_shown("rocblas_scal_kernels.hpp:20-30", &shown).is_some());
-        assert!(range_outside_shown("lines 50 to 70", &shown).is_some());
+        assert!(
+            range_outside_shown("rocblas_scal_kernels.hpp:20-30", &shown, &|_, _, _| false)
+                .is_some()
+        );
+        assert!(range_outside_shown("lines 50 to 70", &shown, &|_, _, _| false).is_some());
         // A file name shortened at an underscore names the file; a range the answer
         // itself says is not shown is not held to the slice.
-        assert_eq!(range_outside_shown("See kernels.hpp:30-40.", &shown), None);
+        assert_eq!(
+            range_outside_shown("See kernels.hpp:30-40.", &shown, &|_, _, _| false),
+            None
+        );
         assert_eq!(
             unknown_files("See kernels.hpp and scal_kernels.hpp.", &known()),
             Vec::<String>::new()
@@ -1879,29 +2336,105 @@ mod tests {
         assert_eq!(
             range_outside_shown(
                 "The 64-bit split is in lines 127-225, which are not shown.",
-                &shown
+                &shown,
+                &|_, _, _| false
             ),
             None
         );
         assert_eq!(
             range_outside_shown(
                 "The limit is 1 << 16 (utility.hpp:34 in the sources).",
-                &shown
+                &shown,
+                &|_, _, _| false
             ),
             None
         );
-        assert!(range_outside_shown("See kernels.hpp:300.", &shown).is_some());
+        assert!(range_outside_shown("See kernels.hpp:300.", &shown, &|_, _, _| false).is_some());
+    }
+
+    #[test]
+    fn a_file_is_named_by_its_path_its_tail_or_its_shortened_name() {
+        let mut k = known();
+        k.paths = vec![
+            (
+                "rocblas".into(),
+                "library/include/internal/rocblas-complex-types.h".into(),
+            ),
+            (
+                "rocblas".into(),
+                "library/src64/blas2/rocblas_tbsv_64.cpp".into(),
+            ),
+            (
+                "rocblas".into(),
+                "library/src/blas2/rocblas_tbsv.cpp".into(),
+            ),
+        ];
+        for (mention, want) in [
+            (
+                "complex-types.h",
+                "library/include/internal/rocblas-complex-types.h",
+            ),
+            (
+                "src64/.../rocblas_tbsv_64.cpp",
+                "library/src64/blas2/rocblas_tbsv_64.cpp",
+            ),
+            (
+                "blas2/rocblas_tbsv.cpp",
+                "library/src/blas2/rocblas_tbsv.cpp",
+            ),
+        ] {
+            assert_eq!(k.files_named("rocblas", mention), [want], "{mention}");
+        }
+        assert!(k.files_named("rocsolver", "complex-types.h").is_empty());
+        assert!(k.files_named("rocblas", "rocblas_tbsv_32.cpp").is_empty());
+        // The HIP headers are files too.
+        if Path::new("/usr/include/hip/hip_runtime.h").is_file() {
+            assert!(k.has_file("hip/hip_runtime.h"));
+        }
+    }
+
+    #[test]
+    fn lines_the_slice_leaves_out_are_read_in_the_pinned_file() {
+        let shown = [(
+            "library/src/blas2/rocblas_hemv_symv_kernels.cpp",
+            3569,
+            3587,
+        )];
+        let in_tree = |f: &str, a: u32, b: u32| f.ends_with("kernels.cpp") && a >= 1 && b <= 3900;
+        for ok in [
+            "The grid is set at rocblas_hemv_symv_kernels.cpp:3179, outside the lines shown.",
+            "After the launch at rocblas_hemv_symv_kernels.cpp:3570, `shifty` comes from line 3161.",
+        ] {
+            assert_eq!(range_outside_shown(ok, &shown, &in_tree), None, "{ok}");
+        }
+        // Past the file's end, or a line of no file named before it.
+        assert!(
+            range_outside_shown("See rocblas_hemv_symv_kernels.cpp:5000.", &shown, &in_tree)
+                .is_some()
+        );
+        assert!(range_outside_shown("The grid is set at line 3161.", &shown, &in_tree).is_some());
+        let ranges = ranges_in_prose("At utility.hpp:149-154 and source line 3568.");
+        assert_eq!(
+            ranges,
+            [
+                (Some("utility.hpp".to_string()), 149, 154),
+                (None, 3568, 3568)
+            ]
+        );
     }
 
     #[test]
     fn shortened_names_notation_and_hardware_are_no_inventions() {
-        let slice = "rocsolver_getrs_argCheck(n, batch_count); rocblas_syr_kernel_inc1<<<g, t>>>(); rocblas_dot_save_sum(x);";
+        let slice = "rocsolver_getrs_argCheck(n, batch_count); rocblas_syr_kernel_inc1<<<g, t>>>(); rocblas_dot_save_sum(x); rocblas_gemvn_sm_mn_batched_kernel<<<g, t>>>();";
         let shown = NameSet::of(slice);
         for ok in [
             "`argCheck` rejects a negative batch_count.",
             "The `inc1` kernel handles unit stride; `save_sum` writes the result.",
             "With `l_k` the k-th column of L, the update is a rank-one step.",
             "Watch `VALUBusy`, `FETCH_SIZE` and `s_barrier` stalls in the profile.",
+            // A kernel named without its `_kernel`; a pattern over names.
+            "On gfx90a the gemvn_sm_mn_batched kernel runs, tuned by the *_threshold constants.",
+            "The `rocblas_syr_*` kernels are stamped per type.",
         ] {
             assert_eq!(
                 unknown_identifiers(ok, &shown, "", &known()),
@@ -1968,13 +2501,13 @@ mod tests {
         ];
         // Pointing at the quick return for a launch.
         let wrong = "`rocblas_sscal_2_kernel` is launched at rocblas_scal_kernels.hpp:195, right after the checks.";
-        assert!(range_elsewhere(wrong, &shown)
+        assert!(range_elsewhere(wrong, &shown, &[])
             .is_some_and(|r| r.contains("rocblas_scal_kernels.hpp:195")
                 && r.contains("rocblas_sscal_2_kernel")));
         // A line of the right function that does not do what the sentence says.
         let wrong =
             "`rocblas_internal_scal_launcher` (rocblas_scal_kernels.hpp:250) returns early.";
-        assert!(range_elsewhere(wrong, &shown).is_some(), "{wrong}");
+        assert!(range_elsewhere(wrong, &shown, &[]).is_some(), "{wrong}");
         // The same range for what it holds, by a name on its lines or by the function
         // it is in; a range with no name around it; `e.g.` does not end the sentence.
         for right in [
@@ -1986,7 +2519,89 @@ mod tests {
             "`rocblas_internal_scal_launcher` (rocblas_scal_kernels.hpp:250) sets up the grid.",
             "`rocblas_internal_scal_launcher` (rocblas_scal_kernels.hpp:182) is the launcher.",
         ] {
-            assert_eq!(range_elsewhere(right, &shown), None, "{right}");
+            assert_eq!(range_elsewhere(right, &shown, &[]), None, "{right}");
+        }
+    }
+
+    #[test]
+    fn a_line_range_is_read_with_its_branch_its_api_and_what_it_is_compared_with() {
+        let launcher = [
+            "    if(rocblas_pointer_mode_device == handle->pointer_mode)",
+            "    {",
+            "        if(uplo == rocblas_fill_upper)",
+            "        {",
+            "            if(incx == 1)",
+            "                ROCBLAS_LAUNCH_KERNEL((rocblas_syr_kernel_inc1<true, SYR_DIM_X, T>),",
+            "                                      syr_grid,",
+            "                                      syr_threads,",
+            "                                      0,",
+            "                                      rocblas_stream,",
+            "                                      n);",
+            "        }",
+            "    }",
+        ]
+        .join("\n");
+        let entry = "    return rocblas_syr_template(handle, uplo, n, batch_count);";
+        let imp = "rocblas_status rocblas_syr_impl(rocblas_handle handle)\n{\n    return rocblas_status_success;\n}";
+        let template = "rocblas_status rocblas_syr_template(rocblas_int n)\n{\n    if(n <= SYR_SMALL)\n        return syr_run_small(n);\n    return rocblas_status_success;\n}";
+        let file = "library/src/blas2/rocblas_syr_kernels.cpp";
+        let shown = [
+            ShownPiece {
+                file,
+                name: "rocblas_internal_syr_launcher",
+                start: 196,
+                end: 208,
+                text: &launcher,
+            },
+            ShownPiece {
+                file: "library/src/blas2/rocblas_syr_batched.cpp",
+                name: "rocblas_syr_batched_impl",
+                start: 80,
+                end: 80,
+                text: entry,
+            },
+            ShownPiece {
+                file: "library/src/blas2/rocblas_syr.cpp",
+                name: "rocblas_syr_impl",
+                start: 40,
+                end: 43,
+                text: imp,
+            },
+            ShownPiece {
+                file: "library/src/blas2/rocblas_syr.hpp",
+                name: "rocblas_syr_template",
+                start: 10,
+                end: 15,
+                text: template,
+            },
+        ];
+        let about = ["rocblas_ssyr_batched".to_string()];
+        for right in [
+            // The branch test the cited launch sits in, braces or none.
+            "The launch at rocblas_syr_kernels.cpp:203 is the one for `uplo == rocblas_fill_upper` and `incx == 1`.",
+            "In device pointer mode the kernel runs as `rocblas_syr_kernel_inc1` (rocblas_syr_kernels.cpp:201-203) for `rocblas_pointer_mode_device`.",
+            // The API is what the line is cited for, not what it holds.
+            "For rocblas_ssyr_batched the grid is `syr_grid` (rocblas_syr_kernels.cpp:202).",
+            // A line inside a launch names its kernel through the launch's head.
+            "`rocblas_syr_kernel_inc1` takes `n` last (rocblas_syr_kernels.cpp:205-206).",
+            // What a range is compared with is cited for lacking it.
+            "The trace adds `--batch_count` (rocblas_syr_batched.cpp:80 vs rocblas_syr.cpp:42).",
+            // A hop on the path cited beside the line that holds the name.
+            "For small `n` it reaches `syr_run_small` (rocblas_syr_batched.cpp:80; rocblas_syr.hpp:12-13).",
+        ] {
+            assert_eq!(range_elsewhere(right, &shown, &about), None, "{right}");
+        }
+        for wrong in [
+            // A launch cited for a test it does not sit in.
+            "The launch for `rocblas_pointer_mode_host` is at rocblas_syr_kernels.cpp:203.",
+            // An argument two lines past the range cited for it.
+            "The launch passes `rocblas_stream` (rocblas_syr_kernels.cpp:202-203).",
+            // The same lines, cited on their own, for a name they lack.
+            "For small `n` it reaches `syr_run_small` (rocblas_syr_batched.cpp:80).",
+            // A parenthesis whose other range is not the called function's.
+            "For small `n` it reaches `syr_run_small` (rocblas_syr_batched.cpp:80; rocblas_syr.cpp:42).",
+        ] {
+            assert!(range_elsewhere(wrong, &shown, &about).is_some(), "{wrong}");
         }
     }
 
@@ -2031,6 +2646,8 @@ mod tests {
             "rocblas_gemv_kernel uses blockIdx.y for its rows.",
             // Two kernels named: not judged.
             "rocblas_scal_kernel and rocblas_gemv_kernel both use blockIdx.y.",
+            // What a kernel leaves at zero is no read.
+            "Grid dim3(1, 1, batch_count) (a.hpp 1-5). blockIdx.y is always 0 in rocblas_scal_kernel.",
         ] {
             assert_eq!(
                 builtin_not_in_kernel(right, &shown, &kernels),
@@ -2043,23 +2660,40 @@ mod tests {
     #[test]
     fn quotes_are_compared_whole() {
         let ok = "It launches with `ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid, threads, 0, stream, n);` and does `x[tid] = alpha * x[tid]`.";
-        assert_eq!(foreign_quote(ok, None, SLICE, &squash(SLICE)), None);
+        assert_eq!(
+            foreign_quote(ok, None, SLICE, &squash(SLICE), &String::new),
+            None
+        );
         // Short quotes count too.
-        assert!(foreign_quote("It does `x[i] *= a`.", None, SLICE, &squash(SLICE)).is_some());
+        assert!(foreign_quote(
+            "It does `x[i] *= a`.",
+            None,
+            SLICE,
+            &squash(SLICE),
+            &String::new
+        )
+        .is_some());
         assert!(foreign_quote(
             "The code does `x[tid] = alpha * x[tid] + beta;`.",
             None,
             SLICE,
-            &squash(SLICE)
+            &squash(SLICE),
+            &String::new
         )
         .is_some());
         let fenced = "```cpp\n  293| rocblas_internal_scal_launcher(rocblas_handle handle,\n    API_INT n)\n```";
-        assert_eq!(foreign_quote(fenced, None, SLICE, &squash(SLICE)), None);
+        assert_eq!(
+            foreign_quote(fenced, None, SLICE, &squash(SLICE), &String::new),
+            None
+        );
         let invented = "The kernel body is:\n```cpp\nx[tid] = beta * x[tid];\n```";
-        assert!(foreign_quote(invented, None, SLICE, &squash(SLICE)).is_some());
+        assert!(foreign_quote(invented, None, SLICE, &squash(SLICE), &String::new).is_some());
         // An illustration is not a quote.
         let sketch = "A simplified sketch of the same idea:\n```cpp\nout[i] = a * in[i];\n```";
-        assert_eq!(foreign_quote(sketch, None, SLICE, &squash(SLICE)), None);
+        assert_eq!(
+            foreign_quote(sketch, None, SLICE, &squash(SLICE), &String::new),
+            None
+        );
         // Values and conditions the answer states are not quotes; statements are, and so
         // is the code with only its numbers changed.
         for stated in [
@@ -2068,7 +2702,7 @@ mod tests {
             "Instance b starts at `A + b*stride_A`.",
         ] {
             assert_eq!(
-                foreign_quote(stated, None, SLICE, &squash(SLICE)),
+                foreign_quote(stated, None, SLICE, &squash(SLICE), &String::new),
                 None,
                 "{stated}"
             );
@@ -2077,21 +2711,24 @@ mod tests {
             "It scales with `x[tid] = alpha * x[tid + 1]`.",
             None,
             SLICE,
-            &squash(SLICE)
+            &squash(SLICE),
+            &String::new
         )
         .is_none());
         assert!(foreign_quote(
             "The line reads `x[tid] = beta * x[tid]`.",
             None,
             SLICE,
-            &squash(SLICE)
+            &squash(SLICE),
+            &String::new
         )
         .is_some());
         assert!(foreign_quote(
             "It launches with `ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid, threads, 1, stream, n)`.",
             None,
             SLICE,
-            &squash(SLICE)
+            &squash(SLICE),
+            &String::new
         )
         .is_some());
         // Code the answer writes itself and then speaks of is its own.
@@ -2101,11 +2738,64 @@ mod tests {
                 "It views LDS as `float* b = reinterpret_cast<float*>(lmem)`.",
                 Some(own),
                 SLICE,
-                &squash(SLICE)
+                &squash(SLICE),
+                &String::new
             ),
             None
         );
         // A quote cut with an ellipsis: each part must be there.
-        assert_eq!(foreign_quote("```cpp\nrocblas_internal_scal_launcher(rocblas_handle handle, ...\nx[tid] = alpha * x[tid];\n```", None, SLICE, &squash(SLICE)), None);
+        assert_eq!(foreign_quote("```cpp\nrocblas_internal_scal_launcher(rocblas_handle handle, ...\nx[tid] = alpha * x[tid];\n```", None, SLICE, &squash(SLICE), &String::new), None);
+    }
+
+    #[test]
+    fn a_line_with_stated_values_put_in_is_the_line() {
+        let slice = "    for(int col = ty; col < n; col += DIM_Y)\n        A[tx + lda * ty] += alpha * x[tx] * x[ty];\n";
+        let own = "constexpr int TRMVN_DIM_Y = 16;";
+        for ok in [
+            "For the last thread `ty = n` and `tx = 0`, so the line does `A[0 + lda*n] += alpha * x[0] * x[n];`.",
+            "The loop `for(int col = ty; col < n; col += 16)` strides by the block height.",
+            // A parenthesised value for a name.
+            "On its last pass `ty = n-1`, and the thread does `A[tx + lda * (n-1)] += alpha * x[tx] * x[(n-1)];`.",
+        ] {
+            assert_eq!(foreign_quote(ok, Some(own), slice, &squash(slice), &String::new), None, "{ok}");
+        }
+        for wrong in [
+            // A value nobody states for the name.
+            "The loop `for(int col = ty; col < n; col += 32)` strides by the block height.",
+            // Two names swapped: each is replaced by a name the line already uses.
+            "With `tx = ty` the line does `A[ty + lda * tx] += alpha * x[ty] * x[tx];`.",
+            // An operator changed along with the values.
+            "With `ty = n` and `tx = 0` the line does `A[0 + lda*n] -= alpha * x[0] * x[n];`.",
+        ] {
+            assert!(
+                foreign_quote(wrong, Some(own), slice, &squash(slice), &String::new).is_some(),
+                "{wrong}"
+            );
+        }
+        // Specifiers left out of a quoted head.
+        let head = "template <typename T>\n__forceinline__ __device__ __host__ T load_scalar(const T* x, uint32_t idx)\n";
+        let quoted = "It is `template <typename T> T load_scalar(const T* x, ...)`.";
+        assert_eq!(
+            foreign_quote(quoted, None, head, &squash(head), &String::new),
+            None
+        );
+        // Code the answer says the slice leaves out is held to the sources.
+        let outside = "The loop is in potf2_simple (not in the slice; from the 6.4.3 source).\nIt sits inside `for(kcol...)` with a `break`.";
+        let in_sources = || "for(I kcol = 0; kcol < n; kcol++)".to_string();
+        assert_eq!(
+            foreign_quote(outside, None, slice, &squash(slice), &in_sources),
+            None
+        );
+        assert!(foreign_quote(outside, None, slice, &squash(slice), &String::new).is_some());
+        let later = "The loop is in potf2_simple (not in the slice).\n\nThe gap: `if(tid == 0) A[kk] = lkk;` has no barrier before it.";
+        let in_sources = || {
+            "for(I kcol = 0; kcol < n; kcol++)\n if(tid == 0)\n {\n A[kk] = lkk;\n }".to_string()
+        };
+        assert_eq!(
+            foreign_quote(later, None, slice, &squash(slice), &in_sources),
+            None
+        );
+        let unsaid = "It sits inside `for(kcol...)` with a `break`.";
+        assert!(foreign_quote(unsaid, None, slice, &squash(slice), &in_sources).is_some());
     }
 }

@@ -93,6 +93,7 @@ pub fn piece_refs(s: &Slice) -> Vec<PieceRef> {
             start: p.start,
             end: p.end,
             sha256: p.sha256.clone(),
+            expansion: crate::slice::expansion_in(&p.text),
         })
         .collect()
 }
