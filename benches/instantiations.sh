@@ -14,7 +14,10 @@ cargo build --release --quiet
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mkdir -p "$TMP/root/rocm_sources"
-cp -r rocqa.toml allowlists question_templates "$TMP/root/"
+cp -r allowlists question_templates "$TMP/root/"
+# The compiler's reading is on for the library measured.
+sed "s/^\[library\.$LIB\]\$/&\ncompiler_facts = true/" rocqa.toml > "$TMP/root/rocqa.toml"
+grep -q '^compiler_facts = true' "$TMP/root/rocqa.toml"
 for p in rocm_sources/*; do ln -s "$PWD/$p" "$TMP/root/rocm_sources/"; done
 BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/rocqa
 T0=$(date +%s.%N)

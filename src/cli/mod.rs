@@ -1173,7 +1173,7 @@ fn code_text(
             .with_context(|| format!("reading {l} {v}"))?;
         code.add(l, t);
         // What runs in the library's own APIs, read off the compiler's instantiations.
-        if l == lib {
+        if l == lib && cfg.compiler_facts {
             let pair = pair_of(project, l, v)?;
             let setup = crate::index::precise::PreciseSetup {
                 lib: l,

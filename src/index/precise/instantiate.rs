@@ -7,16 +7,18 @@
 //! in an instantiated template only the `if constexpr` branch that holds is left, and
 //! every call names the declaration it resolved to. libclang does not visit implicit
 //! instantiations, so the unit is compiled host-side with the precise index's flags
-//! ([`super::PreciseSetup::args`], one place) and `-ast-dump=json
-//! -ast-dump-filter=NAME`, which dumps the declarations whose qualified name holds
-//! `NAME`, each template with its instantiations. The JSON is read as it streams from
-//! the compiler into a few fields per node; positions in it are written as deltas from
-//! the previous one (a `file` or `line` only where it changes), so every node's
+//! ([`super::PreciseSetup::args`], one place) and `-ast-dump=json`, once for all the
+//! functions of the unit: a filter (`-ast-dump-filter=NAME`) would compile the unit
+//! again for every name (2-4 s each; a rocBLAS unit's whole dump is read in 8-9 s).
+//! The dump, over a gigabyte for a rocBLAS unit and nearly all of it the HIP and C++
+//! headers, is read as it streams from the compiler: only functions declared in the
+//! tree are kept, into a few fields per node; positions in it are written as deltas
+//! from the previous one (a `file` or `line` only where it changes), so every node's
 //! position is read in the order the compiler wrote it.
 //!
-//! Each `(unit, name)` reading is cached in the library's cache folder, keyed by the
-//! flags and the content of every tree file the unit read (as the precise index's
-//! units are), so a second run compiles nothing.
+//! Each unit's reading is cached in a file of its own under the library's cache
+//! folder, keyed by the flags and the content of every tree file the unit read (as
+//! the precise index's units are), so a second run compiles nothing.
 
 use std::collections::HashMap;
 use std::io::{BufReader, Read};
@@ -30,7 +32,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::PreciseSetup;
 
 /// Bumped whenever what a reading yields changes, so old caches are ignored.
-const INSTANTIATE_FORMAT: u32 = 5;
+const INSTANTIATE_FORMAT: u32 = 6;
 
 /// The compiler the dumps come from: the clang of the libclang the precise index uses.
 const CLANG: &str = "clang++-15";
@@ -226,25 +228,6 @@ fn is_function(kind: &str) -> bool {
     )
 }
 
-/// Reads a dump (one or more JSON documents, one per declaration the filter matched)
-/// and keeps the functions named `name`: plain ones and instantiations, not the
-/// dependent patterns. File names under `tree` are made relative to it.
-pub fn read_dump<R: Read>(r: R, name: &str, tree: &Path) -> Result<Vec<Instantiation>, String> {
-    let prefixes = tree_prefixes(tree);
-    let mut out = Vec::new();
-    let stream = serde_json::Deserializer::from_reader(BufReader::new(r)).into_iter::<Node>();
-    for doc in stream {
-        let doc = doc.map_err(|e| format!("AST dump does not parse: {e}"))?;
-        // Every document starts from no position.
-        let mut pos = Positions {
-            file: String::new(),
-            line: 0,
-        };
-        collect(&doc, None, name, &mut pos, &prefixes, &mut out);
-    }
-    Ok(out)
-}
-
 fn tree_prefixes(tree: &Path) -> Vec<String> {
     let mut p = vec![format!("{}/", tree.display())];
     if let Ok(c) = tree.canonicalize() {
@@ -261,71 +244,232 @@ fn relative(file: &str, prefixes: &[String]) -> String {
         .to_string()
 }
 
-/// Walks a node in the compiler's order, collecting the functions named `name`.
-fn collect(
+fn is_template_param(kind: &str) -> bool {
+    matches!(
+        kind,
+        "TemplateTypeParmDecl" | "NonTypeTemplateParmDecl" | "TemplateTemplateParmDecl"
+    )
+}
+
+/// One function node read into an [`Instantiation`] (its own position `loc` already
+/// read); `None` for the pattern of a template, whose calls are not resolved yet.
+fn instantiation(
     n: &Node,
+    loc: Option<Pos>,
     template: Option<&[String]>,
-    name: &str,
     pos: &mut Positions,
     prefixes: &[String],
-    out: &mut Vec<Instantiation>,
-) {
-    let (loc, _) = pos.node(n);
-    if is_function(&n.kind) && n.name.as_deref() == Some(name) {
-        let template_args: Vec<String> = n
+) -> Option<Instantiation> {
+    let template_args: Vec<String> = n
+        .inner
+        .iter()
+        .filter(|c| c.kind == "TemplateArgument")
+        .map(template_arg)
+        .collect();
+    let pattern = template.is_some() && template_args.is_empty();
+    let mut f = Instantiation {
+        name: n.name.clone().unwrap_or_default(),
+        signature: n.ty.as_ref().map(|t| t.qual.clone()).unwrap_or_default(),
+        desugared: n
+            .ty
+            .as_ref()
+            .map(|t| t.desugared.clone())
+            .unwrap_or_default(),
+        template_params: template.unwrap_or_default().to_vec(),
+        template_args,
+        // Where a macro made it: the line invoking the macro, as the index counts.
+        file: loc
+            .as_ref()
+            .map(|p| relative(&p.expansion.0, prefixes))
+            .unwrap_or_default(),
+        line: loc.as_ref().map(|p| p.expansion.1).unwrap_or(0),
+        // A function-try-block (`f() try { ... } catch`) is a body too.
+        has_body: n
             .inner
             .iter()
-            .filter(|c| c.kind == "TemplateArgument")
-            .map(template_arg)
-            .collect();
-        // The pattern of a template: its calls are not resolved yet.
-        let pattern = template.is_some() && template_args.is_empty();
-        let mut f = Instantiation {
-            name: name.to_string(),
-            signature: n.ty.as_ref().map(|t| t.qual.clone()).unwrap_or_default(),
-            desugared: n
-                .ty
-                .as_ref()
-                .map(|t| t.desugared.clone())
-                .unwrap_or_default(),
-            template_params: template.unwrap_or_default().to_vec(),
-            template_args,
-            // Where a macro made it: the line invoking the macro, as the index counts.
-            file: loc
-                .as_ref()
-                .map(|p| relative(&p.expansion.0, prefixes))
-                .unwrap_or_default(),
-            line: loc.as_ref().map(|p| p.expansion.1).unwrap_or(0),
-            // A function-try-block (`f() try { ... } catch`) is a body too.
-            has_body: n
-                .inner
-                .iter()
-                .any(|c| c.kind == "CompoundStmt" || c.kind == "CXXTryStmt"),
-            calls: Vec::new(),
-            launches: Vec::new(),
-        };
-        for c in &n.inner {
-            body(c, pos, prefixes, &mut f);
-        }
-        if !pattern {
-            out.push(f);
-        }
-        return;
-    }
-    let params: Option<Vec<String>> = (n.kind == "FunctionTemplateDecl").then(|| {
-        n.inner
-            .iter()
-            .filter(|c| {
-                matches!(
-                    c.kind.as_str(),
-                    "TemplateTypeParmDecl" | "NonTypeTemplateParmDecl" | "TemplateTemplateParmDecl"
-                )
-            })
-            .map(|c| c.name.clone().unwrap_or_default())
-            .collect()
-    });
+            .any(|c| c.kind == "CompoundStmt" || c.kind == "CXXTryStmt"),
+        calls: Vec::new(),
+        launches: Vec::new(),
+    };
     for c in &n.inner {
-        collect(c, params.as_deref(), name, pos, prefixes, out);
+        body(c, pos, prefixes, &mut f);
+    }
+    (!pattern).then_some(f)
+}
+
+/// Reads the dump of a whole unit (`-ast-dump=json` with no filter) as it streams and
+/// keeps every function declared in a file of the tree: plain ones and
+/// instantiations, not the dependent patterns. Nothing else is kept: the dump of one
+/// rocBLAS unit is over a gigabyte, nearly all of it the HIP and C++ headers, whose
+/// nodes are read only for the positions they carry (each written as a delta from the
+/// one before it).
+pub fn read_unit_dump<R: Read>(r: R, tree: &Path) -> Result<Vec<Instantiation>, String> {
+    use serde::de::DeserializeSeed;
+    let mut st = Skim {
+        pos: Positions {
+            file: String::new(),
+            line: 0,
+        },
+        prefixes: tree_prefixes(tree),
+        out: Vec::new(),
+    };
+    let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 20, r));
+    SkimNode {
+        st: &mut st,
+        template: None,
+    }
+    .deserialize(&mut de)
+    .map_err(|e| format!("AST dump does not parse: {e}"))?;
+    Ok(st.out)
+}
+
+/// What the skim of a whole unit carries from node to node.
+struct Skim {
+    pos: Positions,
+    prefixes: Vec<String>,
+    out: Vec<Instantiation>,
+}
+
+impl Skim {
+    fn in_tree(&self, p: &Pos) -> bool {
+        self.prefixes
+            .iter()
+            .any(|x| p.expansion.0.starts_with(x.as_str()))
+    }
+}
+
+/// One node of the skim, with the parameters of the template it sits in.
+struct SkimNode<'s> {
+    st: &'s mut Skim,
+    template: Option<Vec<String>>,
+}
+
+/// What a skimmed node tells its parent (a template reads its parameters off these).
+struct Skimmed {
+    kind: String,
+    name: Option<String>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for SkimNode<'_> {
+    type Value = Skimmed;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Skimmed, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for SkimNode<'_> {
+    type Value = Skimmed;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an AST node")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Skimmed, A::Error> {
+        let st = self.st;
+        let mut kind = String::new();
+        let mut name = None;
+        let mut loc = None;
+        let mut ty = None;
+        let mut read_function = false;
+        // Keys come in the compiler's order: kind, loc and range, name and type
+        // before inner.
+        while let Some(key) = m.next_key::<String>()? {
+            match key.as_str() {
+                "kind" => kind = m.next_value()?,
+                "name" => name = Some(m.next_value::<String>()?),
+                "type" => ty = Some(m.next_value::<QualType>()?),
+                "loc" => {
+                    let l: Loc = m.next_value()?;
+                    loc = st.pos.loc(&l);
+                }
+                "range" => {
+                    let r: Range = m.next_value()?;
+                    for l in [&r.begin, &r.end].into_iter().flatten() {
+                        st.pos.loc(l);
+                    }
+                }
+                "inner" if is_function(&kind) && loc.as_ref().is_some_and(|p| st.in_tree(p)) => {
+                    let node = Node {
+                        kind: kind.clone(),
+                        name: name.clone(),
+                        ty: ty.take(),
+                        inner: m.next_value()?,
+                        ..Default::default()
+                    };
+                    let found = instantiation(
+                        &node,
+                        loc.clone(),
+                        self.template.as_deref(),
+                        &mut st.pos,
+                        &st.prefixes,
+                    );
+                    st.out.extend(found);
+                    read_function = true;
+                }
+                "inner" => m.next_value_seed(SkimChildren {
+                    st: &mut *st,
+                    template_holder: kind == "FunctionTemplateDecl",
+                })?,
+                _ => {
+                    m.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        // A declaration with no parameters and no body has no inner.
+        if is_function(&kind)
+            && !read_function
+            && self.template.is_none()
+            && loc.as_ref().is_some_and(|p| st.in_tree(p))
+        {
+            let node = Node {
+                kind: kind.clone(),
+                name: name.clone(),
+                ty,
+                ..Default::default()
+            };
+            let found = instantiation(&node, loc, None, &mut st.pos, &st.prefixes);
+            st.out.extend(found);
+        }
+        Ok(Skimmed { kind, name })
+    }
+}
+
+/// The `inner` array of a skimmed node.
+struct SkimChildren<'s> {
+    st: &'s mut Skim,
+    /// Whether the parent is a function template, whose parameters its children get.
+    template_holder: bool,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for SkimChildren<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for SkimChildren<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("AST nodes")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
+        // The template's parameters come before its pattern and instantiations.
+        let mut params: Option<Vec<String>> = self.template_holder.then(Vec::new);
+        loop {
+            let seed = SkimNode {
+                st: &mut *self.st,
+                template: params.clone(),
+            };
+            let Some(child) = s.next_element_seed(seed)? else {
+                return Ok(());
+            };
+            if let Some(p) = params.as_mut().filter(|_| is_template_param(&child.kind)) {
+                p.push(child.name.unwrap_or_default());
+            }
+        }
     }
 }
 
@@ -416,53 +560,56 @@ fn body(n: &Node, pos: &mut Positions, prefixes: &[String], f: &mut Instantiatio
     }
 }
 
-#[derive(Serialize, Deserialize, Default)]
-struct CacheFile {
-    format: u32,
-    readings: Vec<CachedReading>,
-}
-
+/// One unit's reading as cached: keyed by the flags and the content of every tree file
+/// the unit read.
 #[derive(Serialize, Deserialize, Clone)]
 struct CachedReading {
+    format: u32,
     unit: String,
-    name: String,
     flags: u64,
     deps: Vec<(String, u64)>,
     reading: Reading,
 }
 
-/// How many readings a run took from the compiler and from the cache, and the time
-/// the compiler took.
+/// How many units a run read with the compiler and from the cache, and the time the
+/// compiler took.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct InstantiateStats {
-    /// Readings compiled in this run.
+    /// Units compiled in this run.
     pub compiled: usize,
-    /// Readings taken from the cache.
+    /// Units whose reading came from the cache.
     pub cached: usize,
-    /// Readings that gave nothing (the unit did not compile or the dump did not parse).
+    /// Units that gave nothing (the unit did not compile or the dump did not parse).
     pub failed: usize,
-    /// Compile time summed over the readings compiled, in milliseconds.
+    /// Compile time summed over the units compiled, in milliseconds.
     pub compile_millis: u64,
 }
 
-/// Reads instantiations of one library's units, cached.
+/// Reads instantiations of one library's units, each unit compiled once per pin.
 pub struct InstantiationReader {
     tree: PathBuf,
-    cache_path: PathBuf,
+    /// One cache file per unit, written when the unit is read.
+    cache_dir: PathBuf,
     /// What a unit's flags are made of.
     setup: OwnedSetup,
     units: Vec<String>,
     state: Mutex<ReaderState>,
 }
 
+/// A unit's reading with its functions by name.
+struct UnitReading {
+    reading: Reading,
+    by_name: HashMap<String, Vec<usize>>,
+}
+
 #[derive(Default)]
 struct ReaderState {
-    cache: HashMap<(String, String), CachedReading>,
+    /// Per unit, its reading once made (units are read in parallel, each once).
+    units: HashMap<String, Arc<std::sync::OnceLock<Arc<UnitReading>>>>,
     memo: HashMap<(String, String), Arc<Reading>>,
     hashes: HashMap<String, u64>,
     /// Each unit's text, read once, for [`InstantiationReader::includers`].
     unit_texts: Vec<(String, String)>,
-    dirty: bool,
     stats: InstantiateStats,
 }
 
@@ -479,26 +626,12 @@ impl InstantiationReader {
             pair_headers: setup.pair_headers.clone(),
             cache_dir: setup.cache_dir.to_path_buf(),
         };
-        let cache_path = setup.cache_dir.join("instantiations.bin");
-        let cached: CacheFile = std::fs::read(&cache_path)
-            .ok()
-            .and_then(|b| postcard::from_bytes::<CacheFile>(&b).ok())
-            .filter(|c| c.format == INSTANTIATE_FORMAT)
-            .unwrap_or_default();
-        let state = ReaderState {
-            cache: cached
-                .readings
-                .into_iter()
-                .map(|r| ((r.unit.clone(), r.name.clone()), r))
-                .collect(),
-            ..Default::default()
-        };
         Ok(InstantiationReader {
             tree: setup.tree.to_path_buf(),
-            cache_path,
+            cache_dir: setup.cache_dir.join("instantiations"),
             setup: owned,
             units,
-            state: Mutex::new(state),
+            state: Mutex::new(ReaderState::default()),
         })
     }
 
@@ -543,60 +676,95 @@ impl InstantiationReader {
     /// The instantiations of the functions named `name` in `unit`.
     pub fn read(&self, unit: &str, name: &str) -> Arc<Reading> {
         let key = (unit.to_string(), name.to_string());
+        if let Some(r) = self.lock().memo.get(&key) {
+            return r.clone();
+        }
+        let whole = self.unit(unit);
+        let r = Arc::new(Reading {
+            instantiations: whole
+                .by_name
+                .get(name)
+                .into_iter()
+                .flatten()
+                .map(|&i| whole.reading.instantiations[i].clone())
+                .collect(),
+            ..whole.reading.clone_without_functions()
+        });
+        self.lock().memo.insert(key, r.clone());
+        r
+    }
+
+    /// The reading of a whole unit: from the cache when every file it read is
+    /// unchanged, else from the compiler (once, however many threads ask).
+    fn unit(&self, unit: &str) -> Arc<UnitReading> {
+        let once = self
+            .lock()
+            .units
+            .entry(unit.to_string())
+            .or_default()
+            .clone();
+        once.get_or_init(|| Arc::new(self.read_unit(unit))).clone()
+    }
+
+    fn cache_file(&self, unit: &str) -> PathBuf {
+        self.cache_dir
+            .join(format!("{:016x}.bin", xxh3_64(unit.as_bytes())))
+    }
+
+    fn read_unit(&self, unit: &str) -> UnitReading {
         let args = self.setup.setup().args(unit);
-        let flags = xxh3_64(
-            format!("{INSTANTIATE_FORMAT}|{unit}|{name}|{}", args.join("\u{1}")).as_bytes(),
-        );
-        {
+        let flags =
+            xxh3_64(format!("{INSTANTIATE_FORMAT}|{unit}|{}", args.join("\u{1}")).as_bytes());
+        let path = self.cache_file(unit);
+        let cached = std::fs::read(&path)
+            .ok()
+            .and_then(|b| postcard::from_bytes::<CachedReading>(&b).ok())
+            .filter(|c| c.format == INSTANTIATE_FORMAT && c.unit == unit && c.flags == flags);
+        if let Some(c) = cached {
             let mut st = self.lock();
-            if let Some(r) = st.memo.get(&key) {
-                return r.clone();
-            }
-            let hit = st.cache.get(&key).cloned().filter(|c| c.flags == flags);
-            if let Some(c) = hit {
-                let fresh = c.deps.iter().all(|(p, h)| st.hash_of(p) == *h);
-                if fresh {
-                    let mut r = c.reading.clone();
-                    r.millis = 0;
-                    let r = Arc::new(r);
-                    st.memo.insert(key, r.clone());
-                    st.stats.cached += 1;
-                    return r;
-                }
+            if c.deps.iter().all(|(p, h)| st.hash_of(p) == *h) {
+                st.stats.cached += 1;
+                let mut reading = c.reading;
+                reading.millis = 0;
+                return UnitReading::new(reading);
             }
         }
-        // Compiled without the lock: units compile in parallel.
-        let (reading, deps) = self.compile(unit, name, &args);
+        let (reading, deps) = self.compile(unit, &args);
         let mut st = self.lock();
         st.stats.compiled += 1;
         st.stats.compile_millis += reading.millis;
         if reading.failure.is_some() {
             st.stats.failed += 1;
-            tracing::debug!(unit, name, why = ?reading.failure, "Instantiations not read.");
-        } else {
-            let deps = deps
-                .into_iter()
-                .filter(|p| !p.starts_with("/usr/"))
-                .map(|p| {
-                    let h = st.hash_of(&p);
-                    (p, h)
-                })
-                .collect();
-            st.cache.insert(
-                key.clone(),
-                CachedReading {
-                    unit: unit.to_string(),
-                    name: name.to_string(),
-                    flags,
-                    deps,
-                    reading: reading.clone(),
-                },
-            );
-            st.dirty = true;
+            tracing::debug!(unit, why = ?reading.failure, "Instantiations not read.");
+            return UnitReading::new(reading);
         }
-        let r = Arc::new(reading);
-        st.memo.insert(key, r.clone());
-        r
+        let deps: Vec<(String, u64)> = deps
+            .into_iter()
+            .filter(|p| !p.starts_with("/usr/"))
+            .map(|p| {
+                let h = st.hash_of(&p);
+                (p, h)
+            })
+            .collect();
+        drop(st);
+        let cached = CachedReading {
+            format: INSTANTIATE_FORMAT,
+            unit: unit.to_string(),
+            flags,
+            deps,
+            reading,
+        };
+        // Written beside, then moved in: a killed run leaves no half file.
+        if let Ok(bytes) = postcard::to_allocvec(&cached) {
+            let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+            let written = std::fs::create_dir_all(&self.cache_dir).is_ok()
+                && std::fs::write(&tmp, bytes).is_ok()
+                && std::fs::rename(&tmp, &path).is_ok();
+            if !written {
+                tracing::warn!(unit, cache = %path.display(), "Instantiations not cached.");
+            }
+        }
+        UnitReading::new(cached.reading)
     }
 
     /// Counts so far.
@@ -604,41 +772,18 @@ impl InstantiationReader {
         self.lock().stats.clone()
     }
 
-    /// Writes the cache when this run added to it.
-    pub fn save(&self) {
-        let mut st = self.lock();
-        if !st.dirty {
-            return;
-        }
-        let mut readings: Vec<CachedReading> = st.cache.values().cloned().collect();
-        readings.sort_by(|a, b| (&a.unit, &a.name).cmp(&(&b.unit, &b.name)));
-        let file = CacheFile {
-            format: INSTANTIATE_FORMAT,
-            readings,
-        };
-        if let Ok(bytes) = postcard::to_allocvec(&file) {
-            let tmp = self.cache_path.with_extension("tmp");
-            if std::fs::write(&tmp, bytes).is_ok()
-                && std::fs::rename(&tmp, &self.cache_path).is_ok()
-            {
-                st.dirty = false;
-            }
-        }
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, ReaderState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs the compiler on one unit with the dump filtered to `name`; returns the
-    /// reading and the files the unit read.
-    fn compile(&self, unit: &str, name: &str, args: &[String]) -> (Reading, Vec<String>) {
+    /// Runs the compiler on one unit, dumping its whole AST; returns the reading and
+    /// the files the unit read.
+    fn compile(&self, unit: &str, args: &[String]) -> (Reading, Vec<String>) {
         let t0 = std::time::Instant::now();
         let deps_file = tempfile::NamedTempFile::new().ok();
         let mut cmd = Command::new(CLANG);
         cmd.args(args)
-            .args(["-fsyntax-only", "-Xclang", "-ast-dump=json", "-Xclang"])
-            .arg(format!("-ast-dump-filter={name}"));
+            .args(["-fsyntax-only", "-Xclang", "-ast-dump=json"]);
         if let Some(d) = &deps_file {
             cmd.arg("-MD").arg("-MF").arg(d.path());
         }
@@ -674,7 +819,7 @@ impl InstantiationReader {
             s
         });
         let parsed = match child.stdout.take() {
-            Some(out) => read_dump(out, name, &self.tree),
+            Some(out) => read_unit_dump(out, &self.tree),
             None => Err("no output".into()),
         };
         let status = child.wait();
@@ -703,6 +848,27 @@ impl InstantiationReader {
     }
 }
 
+impl UnitReading {
+    fn new(reading: Reading) -> Self {
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, f) in reading.instantiations.iter().enumerate() {
+            by_name.entry(f.name.clone()).or_default().push(i);
+        }
+        UnitReading { reading, by_name }
+    }
+}
+
+impl Reading {
+    fn clone_without_functions(&self) -> Reading {
+        Reading {
+            instantiations: Vec::new(),
+            failure: self.failure.clone(),
+            error: self.error.clone(),
+            millis: self.millis,
+        }
+    }
+}
+
 impl ReaderState {
     fn hash_of(&mut self, p: &str) -> u64 {
         if let Some(h) = self.hashes.get(p) {
@@ -711,12 +877,6 @@ impl ReaderState {
         let h = std::fs::read(p).map(|b| xxh3_64(&b)).unwrap_or(0);
         self.hashes.insert(p.to_string(), h);
         h
-    }
-}
-
-impl Drop for InstantiationReader {
-    fn drop(&mut self) {
-        self.save();
     }
 }
 
@@ -817,9 +977,7 @@ extern "C" int fixture_dscal(hipStream_t s, int n, double a, double* x) { return
                 "-fsyntax-only",
                 "-Xclang",
                 "-ast-dump=json",
-                "-Xclang",
             ])
-            .arg(format!("-ast-dump-filter={name}"))
             .arg(dir.path().join("fixture.hip"))
             .output()
             .unwrap();
@@ -828,7 +986,8 @@ extern "C" int fixture_dscal(hipStream_t s, int n, double a, double* x) { return
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        Some(read_dump(out.stdout.as_slice(), name, dir.path()).unwrap())
+        let all = read_unit_dump(out.stdout.as_slice(), dir.path()).unwrap();
+        Some(all.into_iter().filter(|f| f.name == name).collect())
     }
 
     #[test]
