@@ -151,6 +151,13 @@ pub struct LibraryConfig {
     /// Archive members not to unpack (large generated data).
     #[serde(default)]
     pub unpack_exclude: Vec<String>,
+    /// Whether what runs in the library's APIs is read off clang's instantiations
+    /// (`if constexpr` branches, overloads, deduced template arguments) where a unit
+    /// compiles, with the text evaluator as the fallback. Off by default: the first
+    /// run compiles every unit an API reaches once (about half an hour for all of
+    /// rocBLAS on two cores), cached per pin.
+    #[serde(default)]
+    pub compiler_facts: bool,
     /// Known versions.
     pub versions: BTreeMap<String, VersionConfig>,
 }

@@ -1028,6 +1028,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         reference.entries.summary()
     );
     manifest.reference_entries = Some(reference);
+    log_compiler_stats(&code);
     let mut cfg = match crate::llm::LlmConfig::resolve(&project.llm) {
         Ok(c) => c,
         Err(crate::llm::LlmError::NoEndpoint(how)) => {
@@ -1139,6 +1140,21 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
     })
 }
 
+/// What the compiler's readings of instantiations cost in this run: compiled, taken
+/// from the cache, and the compile time (what a second run no longer pays).
+fn log_compiler_stats(code: &crate::facts::CodeText) {
+    for (l, st) in code.compiler_stats() {
+        tracing::info!(
+            lib = %l,
+            compiled = st.compiled,
+            cached = st.cached,
+            failed = st.failed,
+            compile_ms = st.compile_millis,
+            "Instantiations read."
+        );
+    }
+}
+
 /// The expanded text of a library's tree (and of its pair's) for reading facts.
 fn code_text(
     layout: &Layout,
@@ -1156,6 +1172,28 @@ fn code_text(
         let t = crate::index::ExpandedTree::new(l, &tree, &cfg, &scope)
             .with_context(|| format!("reading {l} {v}"))?;
         code.add(l, t);
+        // What runs in the library's own APIs, read off the compiler's instantiations.
+        if l == lib && cfg.compiler_facts {
+            let pair = pair_of(project, l, v)?;
+            let setup = crate::index::precise::PreciseSetup {
+                lib: l,
+                version: v,
+                tree: &tree,
+                cfg: &cfg,
+                pair_headers: crate::index::precise::pair_headers(
+                    &layout.sources(),
+                    pair.as_ref().map(|(pl, pv)| (pl.as_str(), pv.as_str())),
+                ),
+                cache_dir: &layout.index_cache(l, v),
+            };
+            let units = crate::index::precise::units(&tree, &scope);
+            match crate::index::precise::instantiate::InstantiationReader::new(&setup, units) {
+                Ok(r) => code.add_compiler(l, std::sync::Arc::new(r)),
+                Err(e) => {
+                    tracing::warn!(lib = l, error = %e, "Compiler reading off: facts are read from the text alone.")
+                }
+            }
+        }
     }
     Ok(code)
 }
@@ -1209,6 +1247,7 @@ fn run_facts(layout: &Layout, a: FactsArgs) -> Result<i32> {
             say!("  not run by this API: {x}");
         }
     }
+    log_compiler_stats(&code);
     Ok(if total == 0 { 1 } else { 0 })
 }
 

@@ -259,6 +259,10 @@ impl<'a> Binder<'a> {
             }
         }
         env.values = agreed.unwrap_or_default();
+        // Template arguments the compiler deduced for the instantiation this API
+        // reaches stand above what the call sites' text gives.
+        env.values
+            .extend(self.code.compiler_view(self.g).template_values(i));
         if let Some(Value::Int(m)) = env.values.get(POINTER_MODE).cloned() {
             set_pointer_mode(&mut env, Some(m));
         }

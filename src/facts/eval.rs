@@ -730,7 +730,37 @@ pub fn resolve_type(ty: &str, env: &Env) -> Option<String> {
         }
         i += 1;
     }
-    Some(out)
+    Some(const_first(&out))
+}
+
+/// `float const*` and `const float*` (as the compiler prints it) read alike: in each
+/// run of words between `*`, `&`, `<`, `>` and `,`, `const` goes first.
+fn const_first(t: &str) -> String {
+    let mut out = String::new();
+    let mut word_run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        let words: Vec<&str> = run.split(' ').filter(|w| !w.is_empty()).collect();
+        if words.len() > 1 && words.contains(&"const") {
+            out.push_str("const");
+            for w in words.iter().filter(|w| **w != "const") {
+                out.push(' ');
+                out.push_str(w);
+            }
+        } else {
+            out.push_str(&words.join(" "));
+        }
+        run.clear();
+    };
+    for c in t.chars() {
+        if matches!(c, '*' | '&' | '<' | '>' | ',') {
+            flush(&mut word_run, &mut out);
+            out.push(c);
+        } else {
+            word_run.push(c);
+        }
+    }
+    flush(&mut word_run, &mut out);
+    out
 }
 
 /// Names whose type is what they say: built-in types and the library's own types.
@@ -773,6 +803,10 @@ fn alias(w: &str) -> &str {
         "rocblas_double" => "double",
         "rocblas_int" | "int" => "int32_t",
         "rocblas_stride" | "rocblas_long" => "int64_t",
+        // As the compiler names them in template arguments.
+        "rocblas_half" => "_Float16",
+        "rocblas_float_complex" => "rocblas_complex_num<float>",
+        "rocblas_double_complex" => "rocblas_complex_num<double>",
         _ => w,
     }
 }
@@ -804,6 +838,27 @@ mod tests {
                 .collect(),
             params: params.iter().map(|p| p.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn east_and_west_const_read_alike() {
+        let e = env(&[("Ti", Value::Type("const float *".into()))], &["Ti"]);
+        assert_eq!(
+            condition("std::is_same_v<Ti, float const*>", &e),
+            Truth::True
+        );
+        assert_eq!(
+            resolve_type("float* const*", &Env::default()).as_deref(),
+            Some("float*const*")
+        );
+        let c = env(
+            &[("T", Value::Type("rocblas_complex_num<float>".into()))],
+            &["T"],
+        );
+        assert_eq!(
+            condition("std::is_same_v<T, rocblas_float_complex>", &c),
+            Truth::True
+        );
     }
 
     #[test]

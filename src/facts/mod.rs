@@ -15,6 +15,7 @@
 
 pub mod bind;
 pub mod code;
+pub mod compiled;
 pub mod eval;
 mod grid;
 pub mod qa;
@@ -25,6 +26,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use regex::Regex;
 
+use crate::index::precise::instantiate::InstantiationReader;
 use crate::index::ExpandedTree;
 use crate::model::{
     ApiFacts, ApiNaming, EdgeKind, Fact, FactKind, FactTable, GraphNode, InterfaceGraph,
@@ -32,6 +34,7 @@ use crate::model::{
 };
 use bind::Binder;
 use code::{eval_int, one_line, split_args, tidy, Body, Scanner, Text};
+use compiled::CompilerView;
 use eval::{condition, known_names, Truth};
 
 /// A file of a library: `(lib, file)`.
@@ -49,12 +52,52 @@ pub struct CodeText {
     globals: Mutex<HashMap<FileKey, Arc<HashMap<String, code::NamespaceVariable>>>>,
     /// Heads and call sites the binder read, for every graph after.
     bind_cache: bind::TextCache,
+    /// Per library: the compiler's instantiations, where they can be read.
+    compilers: HashMap<String, Arc<InstantiationReader>>,
+    /// Per `(lib, API)`: the compiler's reading of its graph, read once.
+    views: Mutex<HashMap<(String, String), Arc<CompilerView>>>,
 }
 
 impl CodeText {
     /// Adds a library's expanded tree.
     pub fn add(&mut self, lib: &str, tree: ExpandedTree) {
         self.trees.insert(lib.to_string(), tree);
+    }
+
+    /// Adds the compiler's reading of a library's units: what runs in its APIs is then
+    /// decided by the instantiations they reach, the text evaluator standing in where
+    /// a unit does not compile.
+    pub fn add_compiler(&mut self, lib: &str, reader: Arc<InstantiationReader>) {
+        self.compilers.insert(lib.to_string(), reader);
+    }
+
+    /// What the compiler's readings cost so far, per library.
+    pub fn compiler_stats(
+        &self,
+    ) -> Vec<(String, crate::index::precise::instantiate::InstantiateStats)> {
+        let mut out: Vec<_> = self
+            .compilers
+            .iter()
+            .map(|(l, r)| (l.clone(), r.stats()))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// The compiler's reading of one API's graph (an empty one without a reader).
+    fn compiler_view(&self, g: &InterfaceGraph) -> Arc<CompilerView> {
+        let key = (g.lib.clone(), g.api.name.clone());
+        if let Some(v) = locked(&self.views).get(&key) {
+            return v.clone();
+        }
+        let v = Arc::new(
+            self.compilers
+                .get(&g.lib)
+                .map(|r| compiled::view(g, r))
+                .unwrap_or_default(),
+        );
+        locked(&self.views).insert(key, v.clone());
+        v
     }
 
     fn text(&self, lib: &str, file: &str) -> Option<Arc<Text>> {
@@ -455,9 +498,14 @@ impl<'a> FactReader<'a> {
         detail: bool,
     ) -> Launches {
         let mut out = Launches::default();
+        let view = self.code.compiler_view(g);
         for e in g.edges.iter().filter(|e| e.kind == EdgeKind::Launch) {
             let (from, to) = (&g.nodes[e.from], &g.nodes[e.to]);
-            if let Some(why) = g.api.kernel_for_other_precision(&self.naming, &to.name) {
+            let covered = view.covers(e.from);
+            let by_name = (!covered)
+                .then(|| g.api.kernel_for_other_precision(&self.naming, &to.name))
+                .flatten();
+            if let Some(why) = by_name {
                 out.dead
                     .push((e.to, format!("{} at {}:{}: {why}", to.name, e.file, e.line)));
                 continue;
@@ -479,7 +527,40 @@ impl<'a> FactReader<'a> {
             } else {
                 ParamValues::new()
             };
-            for (mut f, kv, dead) in self.launch_facts(binder, e.from, (from, to), &pv, detail) {
+            for (mut f, kv, mut dead) in self.launch_facts(binder, e.from, (from, to), &pv, detail)
+            {
+                let mut decided_by = compiled::TEXT;
+                if let Some(made) =
+                    view.launches(e.from, e.to, &to.name, &f.file, f.line, f.end_line)
+                {
+                    decided_by = compiled::COMPILER;
+                    if !made {
+                        let overload = if view.other_overload(e.from, e.to) {
+                            format!(
+                                "launches another overload of {} than the one at {}:{}",
+                                to.name, to.file, to.line
+                            )
+                        } else {
+                            "not".to_string()
+                        };
+                        dead = Some((
+                            format!(
+                                "{overload} in {} (the instantiation this API reaches, read by the compiler)",
+                                view.shown(e.from)
+                            ),
+                            f.line,
+                        ));
+                    } else if dead
+                        .as_ref()
+                        .is_some_and(|(why, _)| why.contains("constexpr"))
+                    {
+                        // The compiler kept the branch: its `if constexpr` holds.
+                        dead = None;
+                    }
+                    // What the compiler decided is no longer a condition.
+                    f.conditions.retain(|c| !c.starts_with("constexpr "));
+                }
+                f.values.insert("decided_by".into(), decided_by.into());
                 if let Some((why, first)) = dead {
                     out.dead
                         .push((e.to, format!("{} at {}:{}: {why}", to.name, f.file, f.line)));
@@ -511,7 +592,8 @@ impl<'a> FactReader<'a> {
         let mut reached: HashMap<usize, Option<Reach>> = HashMap::new();
         // Launches first: they decide which kernels run and with which parameters.
         let l = self.launches(g, &binder, &mut reached, true);
-        let excluded: Vec<String> = l.dead.into_iter().map(|(_, why)| why).collect();
+        let mut excluded: Vec<String> = l.dead.into_iter().map(|(_, why)| why).collect();
+        let view = self.code.compiler_view(g);
         for (k, f, kv) in l.live {
             kernel_values.entry(k).or_default().push(kv);
             facts.push(f);
@@ -581,8 +663,26 @@ impl<'a> FactReader<'a> {
                 _ => {}
             }
         }
+        // Calls no instantiation this API reaches makes.
+        for e in g.edges.iter().filter(|e| {
+            matches!(
+                e.kind,
+                EdgeKind::Call | EdgeKind::MacroCall | EdgeKind::CrossLibrary
+            ) && view.calls(e.from, e.to) == Some(false)
+        }) {
+            let to = &g.nodes[e.to];
+            excluded.push(format!(
+                "call of {} ({}:{}) at {}:{}: not made by {} (the instantiation this API reaches, read by the compiler)",
+                to.name, to.file, to.line, e.file, e.line, view.shown(e.from)
+            ));
+        }
         for e in g.edges.iter().filter(|e| e.kind == EdgeKind::CrossLibrary) {
             let (from, to) = (&g.nodes[e.from], &g.nodes[e.to]);
+            let decided_by = match view.calls(e.from, e.to) {
+                Some(false) => continue,
+                Some(true) => compiled::COMPILER,
+                None => compiled::TEXT,
+            };
             let conds = self
                 .code
                 .body(from)
@@ -595,6 +695,7 @@ impl<'a> FactReader<'a> {
             );
             // What the cross-library template says and cites of the callee's definition.
             v.insert("callee_lib".into(), to.lib.clone());
+            v.insert("decided_by".into(), decided_by.into());
             v.insert("callee_file".into(), to.file.clone());
             v.insert(
                 "callee_lines".into(),
@@ -661,11 +762,21 @@ impl<'a> FactReader<'a> {
         if depth > 16 {
             return Some(Vec::new());
         }
+        let view = self.code.compiler_view(g);
         let callers: Vec<&crate::model::GraphEdge> = callers_of(g, i, false).collect();
         let mut common: Option<Reach> = None;
         let mut any_caller = false;
         for e in &callers {
             any_caller = true;
+            // No instantiation this API reaches makes this call (numerics checking's
+            // calls are not followed: the text decides them).
+            let followed = matches!(
+                e.kind,
+                EdgeKind::Call | EdgeKind::MacroCall | EdgeKind::CrossLibrary
+            );
+            if followed && view.calls(e.from, i) == Some(false) {
+                continue;
+            }
             let caller = &g.nodes[e.from];
             let Some(mut conds) = self.reach_conditions(g, binder, e.from, memo, depth + 1) else {
                 continue;

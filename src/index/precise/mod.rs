@@ -13,6 +13,7 @@
 //! flags and the content of every tree file the unit read; units run in parallel.
 
 pub mod clang;
+pub mod instantiate;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
