@@ -734,6 +734,15 @@ mod tests {
         ShownLine { number, text }
     }
 
+    /// The lines of the sites of one kind.
+    fn lines_of(sites: &[Site], kind: &str) -> Vec<u32> {
+        sites
+            .iter()
+            .filter(|x| x.kind == kind)
+            .map(|x| x.line)
+            .collect()
+    }
+
     fn sites_of(code: &[&str]) -> Vec<Site> {
         let lines: Vec<ShownLine> = code
             .iter()
@@ -908,12 +917,7 @@ mod tests {
             "    if(i < m)",
             "        z[i] = ac;",
         ]);
-        let got: Vec<u32> = s
-            .iter()
-            .filter(|x| x.kind == "bound-check")
-            .map(|x| x.line)
-            .collect();
-        assert_eq!(got, [3]);
+        assert_eq!(lines_of(&s, "bound-check"), [3]);
     }
 
     #[test]
@@ -926,23 +930,12 @@ mod tests {
             "            A[j] = 0;",
             "    }",
         ]);
-        let got: Vec<u32> = s
-            .iter()
-            .filter(|x| x.kind == "bound-check")
-            .map(|x| x.line)
-            .collect();
-        assert_eq!(got, [3]);
+        assert_eq!(lines_of(&s, "bound-check"), [3]);
     }
 
     #[test]
     fn barriers_are_planted_only_where_they_order_another_threads_write() {
-        let kinds = |code: &[&str]| -> Vec<u32> {
-            sites_of(code)
-                .into_iter()
-                .filter(|x| x.kind == "barrier")
-                .map(|x| x.line)
-                .collect()
-        };
+        let kinds = |code: &[&str]| lines_of(&sites_of(code), "barrier");
         // A tree reduction: each step reads what another thread wrote.
         assert_eq!(
             kinds(&[
