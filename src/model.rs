@@ -1053,6 +1053,11 @@ pub struct Fact {
     /// code that shows them), outermost first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub condition_sites: Vec<ConditionSite>,
+    /// Where the fact falls in the run of the host code: the lines of the calls from
+    /// the API down to `function` (the earliest where several reach it), then `line`.
+    /// Sorting host facts by it puts them in the order the code runs them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub order: Vec<u32>,
 }
 
 /// A call in a caller's body: where a condition on the callee is written.

@@ -100,39 +100,72 @@ fn every_fact_entry_of_rocblas_is_kept_and_quotes_its_slice() {
         facts.len()
     );
 
-    // rocblas_sscal's quick returns (check_numerics_vector.cpp:181 reads
-    // `if(n_64 <= 0 || batch_count_64 <= 0 || !x)`; rocblas_scal_imp.hpp:95 reads
-    // `if(*alpha == 1)`): the one written as the code has it is a code span, the one
-    // that this API's batch count of 1 simplifies is prose, not a quote.
-    let quick = facts
-        .iter()
-        .find(|e| {
-            e["template_id"] == "facts-quick-returns"
-                && e["apis"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .any(|a| a == "rocblas_sscal")
-        })
-        .expect("a quick-return entry of rocblas_sscal");
-    let answer = quick["answer"].as_str().unwrap();
+    // An API's returns before any launch are one answer, in the order the code runs
+    // them, so that each reads with those before it: rocblas_iamax_iamin.hpp tests
+    // `!result` (:111), returns success when `n <= 0 || incx <= 0` (:117) and only
+    // then calls a null `x` invalid (:133), as rocBLAS's own client tests expect
+    // (testing_iamax_iamin.hpp: n = 0 with a null x is success).
+    let early = |api: &str| {
+        facts
+            .iter()
+            .find(|e| {
+                e["template_id"] == "facts-early-returns"
+                    && e["apis"].as_array().unwrap().iter().any(|a| a == api)
+            })
+            .unwrap_or_else(|| panic!("the early-returns entry of {api}"))["answer"]
+            .as_str()
+            .unwrap()
+    };
+    let answer = early("rocblas_isamax");
+    let at = |said: &str| {
+        answer
+            .find(said)
+            .unwrap_or_else(|| panic!("{said} not in {answer}"))
+    };
     assert!(
-        answer.contains("if `*alpha == 1` (library/src/blas1/rocblas_scal_imp.hpp:95-96)"),
-        "{answer}"
+        at("if `!result` (library/src/blas1/rocblas_iamax_iamin.hpp:111-113)")
+            < at("`rocblas_status_success` if `n <= 0 || incx <= 0` (library/src/blas1/rocblas_iamax_iamin.hpp:117-130)")
     );
     assert!(
-        answer.contains("if n_64 <= 0 || !x (library/src/check_numerics_vector.cpp:181-183)"),
-        "{answer}"
+        at("`rocblas_status_success` if `n <= 0 || incx <= 0`")
+            < at("`rocblas_status_invalid_pointer` if `!x` (library/src/blas1/rocblas_iamax_iamin.hpp:133-135)")
     );
-    assert!(!spans(answer).contains(&"n_64 <= 0 || !x"), "{answer}");
-    // Its condition `check_numerics` is the caller's branch: the call it guards
-    // (rocblas_scal_imp.hpp:102) is cited and the caller is in the slice.
-    assert!(answer.contains("only when `check_numerics`"), "{answer}");
-    assert!(quick["citations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|c| { c["file"] == "library/src/blas1/rocblas_scal_imp.hpp" && c["start"] == 102 }));
+    assert!(
+        at("`!x`") < at("`rocblas_status_memory_error` if `!w_mem`"),
+        "the workspace is allocated after the argument check: {answer}"
+    );
+    // rocblas_sscal's (rocblas_scal_imp.hpp:88-96): the size test, then the pointers,
+    // then `*alpha == 1` in host mode. Numerics checking's returns
+    // (check_numerics_vector.cpp:181) run only when the handle asks: not listed here.
+    let answer = early("rocblas_sscal");
+    let order: Vec<usize> = [
+        "if `!handle` (library/src/blas1/rocblas_scal_imp.hpp:55-56)",
+        "if `n <= 0 || incx <= 0` (library/src/blas1/rocblas_scal_imp.hpp:88-89)",
+        "if `!x || !alpha` (library/src/blas1/rocblas_scal_imp.hpp:90-91)",
+        "if `*alpha == 1` (library/src/blas1/rocblas_scal_imp.hpp:95-96)",
+    ]
+    .iter()
+    .map(|said| {
+        answer
+            .find(said)
+            .unwrap_or_else(|| panic!("{said} not in {answer}"))
+    })
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{answer}");
+    assert!(!answer.contains("check_numerics"), "{answer}");
+    // No answer is cut short: what does not fit one answer is split into answers each
+    // about the code of named functions, which the question names.
+    for e in &facts {
+        let (q, a) = (
+            e["question"].as_str().unwrap(),
+            e["answer"].as_str().unwrap(),
+        );
+        assert!(!a.contains("not listed"), "{a}");
+        if e["template_id"] == "facts-early-returns" {
+            assert!(!a.contains("check_numerics"), "{a}");
+        }
+        assert_ne!(e["template_id"], "facts-declaration", "{q}");
+    }
 
     // How the forms of rocblas_sscal differ, read off their prototypes
     // (rocblas-functions.h:161-166 declares `float* const   x[]` and `batch_count`), the

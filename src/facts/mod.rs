@@ -713,9 +713,27 @@ impl<'a> FactReader<'a> {
                 values: v,
                 conditions: conds,
                 condition_sites: Vec::new(),
+                order: Vec::new(),
             });
         }
         facts.retain(|f| f.kind != FactKind::StoresNothing || !impure.contains(&f.subject));
+        let keys = run_order(g);
+        for f in facts.iter_mut() {
+            let node = g.nodes.iter().position(|n| {
+                n.name == f.function && n.file == f.file && n.start_line == f.function_lines.0
+            });
+            if let Some(key) = node.and_then(|j| keys[j].as_ref()) {
+                f.order = key.iter().copied().chain([f.line]).collect();
+            }
+            // Numerics checking runs only when the handle asks for it: its checks are
+            // not the API's own.
+            if node.is_some_and(|j| !computing[j])
+                && matches!(f.kind, FactKind::ArgCheck | FactKind::QuickReturn)
+            {
+                f.values
+                    .insert(NUMERICS_CHECK.into(), "only when the handle asks".into());
+            }
+        }
         let mut seen = BTreeSet::new();
         facts.retain(|f| {
             seen.insert((
@@ -886,6 +904,7 @@ impl<'a> FactReader<'a> {
                         values: BTreeMap::new(),
                         conditions: b.conds_at(la.start).0,
                         condition_sites: Vec::new(),
+                        order: Vec::new(),
                     };
                     (f, ParamValues::new())
                 };
@@ -1020,6 +1039,7 @@ impl<'a> FactReader<'a> {
                 values: v,
                 conditions: conds,
                 condition_sites: Vec::new(),
+                order: Vec::new(),
             },
             kv,
         )
@@ -1049,6 +1069,7 @@ impl<'a> FactReader<'a> {
             values,
             conditions: Vec::new(),
             condition_sites: Vec::new(),
+            order: Vec::new(),
         };
         if n.kind == NodeKind::Kernel {
             let head_from = t.offset(n.start_line);
@@ -1210,6 +1231,7 @@ impl<'a> FactReader<'a> {
             values: v,
             conditions: Vec::new(),
             condition_sites: Vec::new(),
+            order: Vec::new(),
         })
     }
 
@@ -1259,6 +1281,7 @@ impl<'a> FactReader<'a> {
             values: v,
             conditions: Vec::new(),
             condition_sites: Vec::new(),
+            order: Vec::new(),
         })
     }
 
@@ -1300,6 +1323,7 @@ impl<'a> FactReader<'a> {
             values: v,
             conditions: Vec::new(),
             condition_sites: Vec::new(),
+            order: Vec::new(),
         })
     }
 
@@ -1326,6 +1350,7 @@ impl<'a> FactReader<'a> {
             values: v,
             conditions: Vec::new(),
             condition_sites: Vec::new(),
+            order: Vec::new(),
         })
     }
 
@@ -1353,6 +1378,7 @@ impl<'a> FactReader<'a> {
             values,
             conditions,
             condition_sites: Vec::new(),
+            order: Vec::new(),
         };
         for s in &b.stmts {
             if s.conds.is_empty() {
@@ -1800,6 +1826,45 @@ fn last_dim3(name: &str, before: &str) -> Option<String> {
     })?;
     let close = Scanner::new(before).matching(open);
     (close < before.len()).then(|| tidy(&before[open + 1..close]))
+}
+
+/// The value a fact of numerics checking's code carries: it runs only when the handle
+/// asks for it.
+pub const NUMERICS_CHECK: &str = "numerics_check";
+
+/// For each node, the lines of the calls from the API down to it, the earliest where
+/// several call chains reach it (lines compared in turn); `None` where no call reaches
+/// it. A chain never takes a node twice, so a cycle ends.
+fn run_order(g: &InterfaceGraph) -> Vec<Option<Vec<u32>>> {
+    let mut keys: Vec<Option<Vec<u32>>> = vec![None; g.nodes.len()];
+    if keys.is_empty() {
+        return keys;
+    }
+    keys[0] = Some(Vec::new());
+    let mut chains: Vec<Vec<usize>> = vec![Vec::new(); g.nodes.len()];
+    chains[0] = vec![0];
+    // Relax in rounds: a chain is never longer than the nodes it can take.
+    for _ in 0..g.nodes.len().min(24) {
+        let mut changed = false;
+        for e in &g.edges {
+            let (Some(k), false) = (keys[e.from].clone(), chains[e.from].contains(&e.to)) else {
+                continue;
+            };
+            let mut new = k;
+            new.push(e.line);
+            if keys[e.to].as_ref().is_none_or(|old| new < *old) {
+                let mut chain = chains[e.from].clone();
+                chain.push(e.to);
+                chains[e.to] = chain;
+                keys[e.to] = Some(new);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    keys
 }
 
 /// How a kernel argument as written passes the scalar `name`: `Some(true)` for the

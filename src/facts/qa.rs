@@ -18,7 +18,7 @@ use crate::model::{
 };
 use crate::slice::{holds_quote, lines_hash, squash, SliceError, Trees};
 
-/// Bullet lines an answer lists before it says how many more there are.
+/// Bullet lines one answer lists.
 const MAX_ITEMS: usize = 12;
 
 /// One fact template: what it asks, which facts answer it.
@@ -36,14 +36,12 @@ pub fn template_ids() -> Vec<(&'static str, &'static str)> {
         &KERNELS,
         &LAUNCH_CONFIG,
         &DEVICE,
-        &ARG_CHECKS,
-        &QUICK_RETURNS,
+        &EARLY_RETURNS,
         &POINTER_MODE,
         &CROSS_LIBRARY,
         &RUNTIME_CALLS,
         &STORES,
         &STATIC_STATE,
-        &DECLARATION,
         &DEFINITION,
         &RETURN,
         &DEVICE_MEMORY,
@@ -99,33 +97,18 @@ const DEVICE: Template = Template {
     ],
 };
 
-const ARG_CHECKS: Template = Template {
-    id: "facts-arg-checks",
+const EARLY_RETURNS: Template = Template {
+    id: "facts-early-returns",
     category: "edge-cases",
     questions: [
-        "Which argument checks does {apis} perform, and which status does each failing check return?",
-        "For which invalid inputs does {apis} return an error status, and which one?",
-        "What error statuses can {apis} return from its argument validation, and on which conditions?",
+        "Before any kernel runs, which tests can make {apis} return, in the order the code makes them, and what does each return?",
+        "Which inputs make {apis} return without launching a kernel, with an error or with success and nothing to do? Give the tests in the order they run.",
+        "In what order does {apis} check its arguments and sizes, and which status does each check that fires return (errors and early successes alike)?",
     ],
     intros: [
-        "The checks and the statuses they return:",
-        "Each condition below returns early with an error:",
-        "The validation on the call path:",
-    ],
-};
-
-const QUICK_RETURNS: Template = Template {
-    id: "facts-quick-returns",
-    category: "edge-cases",
-    questions: [
-        "When does {apis} return early without launching any kernel?",
-        "Which quick-return paths does {apis} have, and what does each return?",
-        "Under which conditions does {apis} skip the computation and return at once (including device-memory size queries)?",
-    ],
-    intros: [
-        "The early returns on the call path:",
-        "The code returns before any launch in these cases:",
-        "Quick returns read off the code:",
+        "In the order the code runs them; each test is reached only when none above it has returned:",
+        "The returns before any launch, in the order the code makes them (a test below runs only when every one above it let the call through):",
+        "Tested in this order, each only if nothing above it returned:",
     ],
 };
 
@@ -212,6 +195,9 @@ type PieceKey = (String, String, String, u32);
 struct Unit<'a> {
     template: &'static Template,
     subject: String,
+    /// What part of the API's code the answer covers, where one answer would not hold
+    /// it all (empty: all of it); the question names it.
+    scope: String,
     body: String,
     facts: Vec<&'a Fact>,
 }
@@ -341,31 +327,15 @@ fn when(f: &Fact) -> String {
     out
 }
 
-/// Characters of bullets an answer lists before it says how many more there are
-/// (answers stay well inside the validator's length bound).
+/// Characters of bullets one answer lists (answers stay well inside the validator's
+/// length bound).
 const MAX_BODY_CHARS: usize = 4000;
 
-/// Bullets, at most [`MAX_ITEMS`] and about [`MAX_BODY_CHARS`], saying how many more
-/// there are; also how many lines were listed (the facts to cite).
-fn bullets(lines: &[String]) -> (String, usize) {
-    let mut out: Vec<String> = Vec::new();
-    let mut len = 0;
-    for l in lines.iter().take(MAX_ITEMS) {
-        let b = format!("- {l}");
-        if !out.is_empty() && len + b.len() > MAX_BODY_CHARS {
-            break;
-        }
-        len += b.len() + 1;
-        out.push(b);
-    }
-    let n = out.len();
-    if lines.len() > n {
-        out.push(format!(
-            "- ... and {} more not listed here.",
-            lines.len() - n
-        ));
-    }
-    (out.join("\n"), n)
+/// Whether sentences fit one answer: at most [`MAX_ITEMS`] bullets of about
+/// [`MAX_BODY_CHARS`].
+fn fits(stated: &[(String, Vec<&Fact>)]) -> bool {
+    stated.len() <= MAX_ITEMS
+        && stated.iter().map(|(l, _)| l.len() + 3).sum::<usize>() <= MAX_BODY_CHARS
 }
 
 /// A unit of the facts that state a sentence, in order; a fact whose sentence has a
@@ -375,7 +345,7 @@ fn unit<'a>(
     subject: &str,
     facts: &[&'a Fact],
     sentence: impl Fn(&Fact) -> Option<String>,
-) -> Option<Unit<'a>> {
+) -> Vec<Unit<'a>> {
     let mut stated = Vec::new();
     for f in facts {
         match sentence(f) {
@@ -388,23 +358,114 @@ fn unit<'a>(
     stated_unit(template, subject, stated)
 }
 
-/// A unit of sentences, each with the facts it states (cited).
+/// Units of sentences, each with the facts it states (cited). What does not fit one
+/// answer is split, never cut: into answers each about the code of some functions
+/// (`scope`, which the question names), a function whose sentences alone do not fit
+/// into answers each about a range of its lines.
 fn stated_unit<'a>(
     template: &'static Template,
     subject: &str,
     stated: Vec<(String, Vec<&'a Fact>)>,
-) -> Option<Unit<'a>> {
-    if stated.is_empty() {
-        return None;
-    }
-    let lines: Vec<String> = stated.iter().map(|(l, _)| l.clone()).collect();
-    let (body, n) = bullets(&lines);
-    Some(Unit {
+) -> Vec<Unit<'a>> {
+    let make = |scope: String, part: Vec<(String, Vec<&'a Fact>)>| Unit {
         template,
         subject: subject.to_string(),
-        body,
-        facts: stated.into_iter().take(n).flat_map(|(_, f)| f).collect(),
-    })
+        scope,
+        body: part
+            .iter()
+            .map(|(l, _)| format!("- {l}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        facts: part.into_iter().flat_map(|(_, f)| f).collect(),
+    };
+    if stated.is_empty() {
+        return Vec::new();
+    }
+    if fits(&stated) {
+        return vec![make(String::new(), stated)];
+    }
+    // Runs of sentences about one function's code, in order.
+    let mut runs: Vec<Vec<(String, Vec<&'a Fact>)>> = Vec::new();
+    for s in stated {
+        let same = match (runs.last().and_then(|r| r.last()), s.1.first()) {
+            (Some((_, prev)), Some(f)) => prev
+                .first()
+                .is_some_and(|p| p.function == f.function && p.file == f.file),
+            _ => false,
+        };
+        match runs.last_mut() {
+            Some(r) if same => r.push(s),
+            _ => runs.push(vec![s]),
+        }
+    }
+    let mut out = Vec::new();
+    let mut part: Vec<(String, Vec<&'a Fact>)> = Vec::new();
+    let mut functions: Vec<String> = Vec::new();
+    let flush =
+        |part: &mut Vec<(String, Vec<&'a Fact>)>, functions: &mut Vec<String>, out: &mut Vec<_>| {
+            if !part.is_empty() {
+                let names: Vec<String> = functions.iter().map(|f| code(f)).collect();
+                out.push(make(
+                    format!("the code of {}", listed_all(&names)),
+                    std::mem::take(part),
+                ));
+                functions.clear();
+            }
+        };
+    for run in runs {
+        let function = run[0]
+            .1
+            .first()
+            .map(|f| f.function.clone())
+            .unwrap_or_default();
+        if fits(&run) {
+            let joined: Vec<_> = part.iter().chain(run.iter()).cloned().collect();
+            if !fits(&joined) {
+                flush(&mut part, &mut functions, &mut out);
+            }
+            if !functions.contains(&function) {
+                functions.push(function);
+            }
+            part.extend(run);
+            continue;
+        }
+        flush(&mut part, &mut functions, &mut out);
+        // One function's sentences, in ranges of its lines that fit.
+        let mut piece: Vec<(String, Vec<&'a Fact>)> = Vec::new();
+        for s in run {
+            let mut with = piece.clone();
+            with.push(s.clone());
+            if !piece.is_empty() && !fits(&with) {
+                out.push(make(
+                    lines_scope(&function, &piece),
+                    std::mem::take(&mut piece),
+                ));
+            }
+            piece.push(s);
+        }
+        if !piece.is_empty() {
+            out.push(make(lines_scope(&function, &piece), piece));
+        }
+    }
+    flush(&mut part, &mut functions, &mut out);
+    out
+}
+
+/// The scope of sentences about one function's code: its name and the lines they cite.
+fn lines_scope(function: &str, piece: &[(String, Vec<&Fact>)]) -> String {
+    let facts = piece.iter().flat_map(|(_, f)| f.iter());
+    let first = facts.clone().map(|f| f.line).min().unwrap_or(0);
+    let last = facts
+        .clone()
+        .map(|f| f.end_line.max(f.line))
+        .max()
+        .unwrap_or(0);
+    let file = piece
+        .iter()
+        .find_map(|(_, f)| f.first())
+        .map(|f| f.file.as_str())
+        .unwrap_or("");
+    format!("the code of {} at {file}:{first}-{last}", code(function))
 }
 
 /// The answer with only what the code shown holds as written left in code spans:
@@ -950,10 +1011,94 @@ fn passing_clause(f: &Fact, passing: &BTreeMap<(&str, &str), BTreeSet<String>>) 
     (!parts.is_empty()).then(|| format!("passing {}", parts.join("; and ")))
 }
 
+/// The API's own returns before any launch (argument checks, quick returns, size
+/// queries) in the order the code runs them, so that each is read with those before it
+/// (a null `x` is an error only once `n <= 0` has returned success). Numerics checking's
+/// returns are left out: they run only when the handle asks for them.
+fn early_returns(af: &ApiFacts) -> Vec<&Fact> {
+    let mut out: Vec<&Fact> = kinds(
+        af,
+        &[
+            FactKind::ArgCheck,
+            FactKind::QuickReturn,
+            FactKind::WorkspaceQuery,
+        ],
+    )
+    .into_iter()
+    .filter(|f| !numerics_checking(f))
+    .collect();
+    out.sort_by(|a, b| (a.order.is_empty(), &a.order).cmp(&(b.order.is_empty(), &b.order)));
+    out
+}
+
+/// Code that runs only when the handle asks for numerics checking.
+fn numerics_checking(f: &Fact) -> bool {
+    f.values.contains_key(super::NUMERICS_CHECK)
+        || f.conditions.iter().any(|c| {
+            c.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+                .any(|w| w == "check_numerics")
+        })
+}
+
+/// The launches an API reaches in the paired library, one sentence per launching
+/// function: the kernels it launches, each cited at its first site, and how many sites
+/// there are.
+fn paired_launch_sentences<'a>(paired: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
+    let mut functions: Vec<(&str, &str, &str)> = Vec::new();
+    for f in paired {
+        let key = (f.function.as_str(), f.file.as_str(), f.lib.as_str());
+        if !functions.contains(&key) {
+            functions.push(key);
+        }
+    }
+    functions
+        .into_iter()
+        .map(|(function, file, lib)| {
+            let sites: Vec<&Fact> = paired
+                .iter()
+                .filter(|f| f.function == function && f.file == file)
+                .copied()
+                .collect();
+            let mut first: Vec<&Fact> = Vec::new();
+            for f in &sites {
+                if !first.iter().any(|g| g.subject == f.subject) {
+                    first.push(f);
+                }
+            }
+            let kernels: Vec<String> = first
+                .iter()
+                .map(|f| format!("{} ({})", code(&f.subject), at(f)))
+                .collect();
+            let count = match sites.len() {
+                1 => "at one launch site".to_string(),
+                n => format!("from {n} launch sites in all, among which {lib}'s own code chooses"),
+            };
+            (
+                format!(
+                    "In {lib}, {} launches {} {count}.",
+                    code(function),
+                    listed_all(&kernels),
+                ),
+                first,
+            )
+        })
+        .collect()
+}
+
 fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
     let mut out = Vec::new();
-    let launches = kinds(af, &[FactKind::Launch]);
-    out.extend(unit(&KERNELS, "", &launches, statement));
+    // What the API runs of the paired library (rocSOLVER's calls into rocBLAS) is
+    // that library's code, which its own entries detail: here it is one sentence per
+    // launcher, and its kernels' configuration and device code are not asked again.
+    let (launches, paired): (Vec<&Fact>, Vec<&Fact>) = kinds(af, &[FactKind::Launch])
+        .into_iter()
+        .partition(|f| f.lib == af.lib);
+    let mut stated: Vec<(String, Vec<&Fact>)> = launches
+        .iter()
+        .filter_map(|f| statement(f).map(|l| (l, vec![*f])))
+        .collect();
+    stated.extend(paired_launch_sentences(&paired));
+    out.extend(stated_unit(&KERNELS, "", stated));
     let kernels: BTreeSet<&str> = launches.iter().map(|f| f.subject.as_str()).collect();
     for k in kernels {
         let facts: Vec<&Fact> = launches
@@ -985,6 +1130,7 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             FactKind::MemoryPath,
         ],
     );
+    let device: Vec<&Fact> = device.into_iter().filter(|f| f.lib == af.lib).collect();
     let functions: BTreeSet<&str> = device.iter().map(|f| f.function.as_str()).collect();
     for func in functions {
         let facts: Vec<&Fact> = device
@@ -1000,15 +1146,7 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         };
         out.extend(unit(tpl, func, &facts, statement));
     }
-    for (tpl, want) in [
-        (&ARG_CHECKS, &[FactKind::ArgCheck][..]),
-        (
-            &QUICK_RETURNS,
-            &[FactKind::QuickReturn, FactKind::WorkspaceQuery][..],
-        ),
-    ] {
-        out.extend(unit(tpl, "", &kinds(af, want), statement));
-    }
+    out.extend(unit(&EARLY_RETURNS, "", &early_returns(af), statement));
     // Everything the pointer mode decides, each fact worded as its kind is.
     let pm: Vec<&Fact> = af
         .facts
@@ -1047,11 +1185,11 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         statement,
     ));
     // An API with little code of its own (host bookkeeping, a forward to another
-    // library) is also asked how it is declared and what its definition returns; the
-    // others are not, so that prototypes do not crowd out what the code does.
+    // library) is also asked what its definition returns and how it handles
+    // exceptions; the others are not, so that these do not crowd out what the code
+    // does. Its declaration is not asked: that restates the header.
     if out.len() < MIN_FACT_ENTRIES {
         for (tpl, kind) in [
-            (&DECLARATION, FactKind::Declaration),
             (&RETURN, FactKind::Return),
             (&DEFINITION, FactKind::Definition),
         ] {
@@ -1352,8 +1490,8 @@ fn variant_units<'a>(all: &[&'a ApiFacts]) -> Vec<(Vec<&'a ApiFacts>, Unit<'a>)>
                 vec![ref_decl],
             ),
         );
-        if let Some(u) = stated_unit(&VARIANT_FORMS, &reference.api, stated) {
-            out.push((forms, u));
+        for u in stated_unit(&VARIANT_FORMS, &reference.api, stated) {
+            out.push((forms.clone(), u));
         }
     }
     out
@@ -1362,21 +1500,6 @@ fn variant_units<'a>(all: &[&'a ApiFacts]) -> Vec<(Vec<&'a ApiFacts>, Unit<'a>)>
 /// The fact entries every API should have at least; the manifest names those with
 /// fewer, and why.
 pub const MIN_FACT_ENTRIES: usize = 3;
-
-const DECLARATION: Template = Template {
-    id: "facts-declaration",
-    category: "semantics",
-    questions: [
-        "What is the C prototype of {apis}: where is it declared, what does it return and which parameters does it take, in order?",
-        "Which header declares {apis}, and what are its return type and parameters?",
-        "How is {apis} declared in the public header: return type, parameter names and types?",
-    ],
-    intros: [
-        "From the public header:",
-        "The declaration reads:",
-        "As the header declares it:",
-    ],
-};
 
 const DEFINITION: Template = Template {
     id: "facts-definition",
@@ -1644,10 +1767,13 @@ pub fn render(
         let u = &g.unit;
         let t = u.template;
         let k = pick(&u.body, 3);
-        let question = t.questions[k]
+        let mut question = t.questions[k]
             .replace("{apis}", &apis_label(&g.apis, &g.families, &g.family))
             .replace("{subject}", &u.subject)
             .replace("{others}", &listed_all(&g.apis[1..]));
+        if !u.scope.is_empty() {
+            question.push_str(&format!(" Answer for {} only.", u.scope));
+        }
         let mut citations = Vec::new();
         // Keyed by library, file, function and, for a callee in another library, the
         // first line of its definition: overloads of one name in one file (rocBLAS's
@@ -1895,6 +2021,7 @@ mod tests {
                 .collect(),
             conditions: conditions.iter().map(|c| c.to_string()).collect(),
             condition_sites: Vec::new(),
+            order: Vec::new(),
         }
     }
 
@@ -1914,6 +2041,129 @@ mod tests {
             facts: all,
             excluded: Vec::new(),
         }
+    }
+
+    #[test]
+    fn early_returns_are_in_the_order_the_code_runs_them_without_numerics_checking() {
+        // rocblas_iamax_iamin.hpp: `!result` (:111), then `n <= 0 || incx <= 0` returns
+        // success (:117), then `!x` (:133); the impl calls the check at :90 and tests
+        // the allocation at :96; numerics checking's return is left out.
+        let check = |kind, status: &str, cond: &str, order: &[u32]| {
+            let mut f = fact(kind, &[("status", status), ("condition", cond)], &[]);
+            f.line = *order.last().unwrap();
+            f.end_line = f.line;
+            f.order = order.to_vec();
+            f
+        };
+        let mut numerics = check(
+            FactKind::QuickReturn,
+            "rocblas_status_success",
+            "n_64 <= 0",
+            &[1, 100, 181],
+        );
+        numerics
+            .values
+            .insert(super::super::NUMERICS_CHECK.into(), "x".into());
+        let af = form(
+            "rocblas_isamax",
+            &[],
+            "rocblas_handle handle",
+            vec![
+                check(
+                    FactKind::ArgCheck,
+                    "rocblas_status_memory_error",
+                    "!w_mem",
+                    &[1, 96],
+                ),
+                numerics,
+                check(
+                    FactKind::ArgCheck,
+                    "rocblas_status_invalid_pointer",
+                    "!x",
+                    &[1, 90, 133],
+                ),
+                check(
+                    FactKind::QuickReturn,
+                    "rocblas_status_success",
+                    "n <= 0 || incx <= 0",
+                    &[1, 90, 117],
+                ),
+                check(
+                    FactKind::ArgCheck,
+                    "rocblas_status_invalid_pointer",
+                    "!result",
+                    &[1, 90, 111],
+                ),
+            ],
+        );
+        let order: Vec<&str> = early_returns(&af)
+            .iter()
+            .map(|f| f.values["condition"].as_str())
+            .collect();
+        assert_eq!(order, ["!result", "n <= 0 || incx <= 0", "!x", "!w_mem"]);
+    }
+
+    #[test]
+    fn what_does_not_fit_one_answer_is_split_by_function_never_cut() {
+        let launch = |function: &str, line: u32| {
+            let mut f = fact(FactKind::Launch, &[], &["n > 0"]);
+            f.subject = format!("kernel_{line}");
+            f.function = function.into();
+            f.line = line;
+            f.end_line = line;
+            f
+        };
+        let facts: Vec<Fact> = (0..10)
+            .map(|i| launch("first_launcher", 100 + i))
+            .chain((0..30).map(|i| launch("second_launcher", 500 + i)))
+            .collect();
+        let refs: Vec<&Fact> = facts.iter().collect();
+        let units = unit(&KERNELS, "", &refs, statement);
+        // Every launch is stated once, across the parts; none says more were left out.
+        let stated: usize = units.iter().map(|u| u.facts.len()).sum();
+        assert_eq!(stated, 40);
+        assert!(units.iter().all(|u| !u.body.contains("not listed")));
+        assert!(units.iter().all(|u| u.body.lines().count() <= MAX_ITEMS));
+        // The first launcher's launches fit one answer about its code; the second's,
+        // too many for one, are answers each about a range of its lines.
+        assert_eq!(units[0].scope, "the code of `first_launcher`");
+        assert!(units[0]
+            .facts
+            .iter()
+            .all(|f| f.function == "first_launcher"));
+        assert_eq!(
+            units[1].scope,
+            "the code of `second_launcher` at library/src/auxiliary/rocauxiliary_bdsqr.hpp:500-511"
+        );
+        assert_eq!(units.len(), 4);
+    }
+
+    #[test]
+    fn launches_in_the_paired_library_are_one_sentence_per_launcher() {
+        let launch = |kernel: &str, line: u32| {
+            let mut f = fact(FactKind::Launch, &[], &[]);
+            f.lib = "rocblas".into();
+            f.subject = kernel.into();
+            f.function = "rocblas_internal_gemv_launcher".into();
+            f.file = "library/src/blas2/rocblas_gemv_kernels.cpp".into();
+            f.line = line;
+            f.end_line = line;
+            f
+        };
+        let facts = [
+            launch("rocblas_gemvn_kernel", 200),
+            launch("rocblas_gemvt_kernel", 300),
+            launch("rocblas_gemvn_kernel", 400),
+        ];
+        let refs: Vec<&Fact> = facts.iter().collect();
+        let s = paired_launch_sentences(&refs);
+        assert_eq!(s.len(), 1);
+        assert_eq!(
+            s[0].0,
+            "In rocblas, `rocblas_internal_gemv_launcher` launches `rocblas_gemvn_kernel` (library/src/blas2/rocblas_gemv_kernels.cpp:200) and `rocblas_gemvt_kernel` (library/src/blas2/rocblas_gemv_kernels.cpp:300) from 3 launch sites in all, among which rocblas's own code chooses."
+        );
+        // Each kernel is cited at its first site.
+        assert_eq!(s[0].1.len(), 2);
     }
 
     #[test]
@@ -2177,7 +2427,7 @@ mod tests {
         // A unit of facts that all have holes is no unit at all.
         let holes = [fact(FactKind::Store, &[("value", "0")], &[])];
         let refs: Vec<&Fact> = holes.iter().collect();
-        assert!(unit(&STORES, "", &refs, statement).is_none());
+        assert!(unit(&STORES, "", &refs, statement).is_empty());
     }
 
     #[test]
@@ -2221,7 +2471,9 @@ mod tests {
                 ],
             )
         };
-        let u = unit(&POINTER_MODE, "", &[&f], statement).expect("stated");
+        let u = unit(&POINTER_MODE, "", &[&f], statement)
+            .pop()
+            .expect("stated");
         assert_eq!(
             u.body,
             "- `bdsqr_init` calls `hipMemcpyAsync` with `hipMemcpyDeviceToHost` (library/src/auxiliary/rocauxiliary_bdsqr.hpp:402), only when `handle->pointer_mode == rocblas_pointer_mode_device`, inside the loop `for (int b = 0; b < batch_count; b++)`."

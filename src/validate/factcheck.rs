@@ -2269,6 +2269,7 @@ mod tests {
             values: Default::default(),
             conditions: vec!["is_gfx90a && m > 2000".into(), "not (is_gfx942)".into()],
             condition_sites: Vec::new(),
+            order: Vec::new(),
         };
         assert_eq!(arch_needs(&f), [Is("90a".into()), IsNot("942".into())]);
         // An `else` of a conjunction needs nothing of the target.
@@ -2295,6 +2296,7 @@ mod tests {
                 .collect(),
             conditions: Vec::new(),
             condition_sites: Vec::new(),
+            order: Vec::new(),
         }
     }
 
