@@ -786,3 +786,65 @@ fn cgetrs_launch_written_in_a_macro_names_its_define() {
         .filter(|f| f.kind == FactKind::Launch)
         .all(|f| !f.values.contains_key("macro")));
 }
+
+#[test]
+fn rocsolver_leaves_its_library_only_into_rocblas_code() {
+    // bdsqr calls `abs`, `sqrt` and `std::real` on real types (rocauxiliary_bdsqr.hpp:382,
+    // :402): the complex type's friends in rocBLAS's public header
+    // (rocblas-complex-types.h) are matched by name only, and are not rocBLAS's code.
+    let f = facts("rocsolver", "rocsolver_sbdsqr");
+    let into_header: Vec<&str> = f
+        .facts
+        .iter()
+        .filter(|x| {
+            x.kind == FactKind::CrossLibrary
+                && x.values["callee"].contains("rocblas-complex-types.h")
+        })
+        .map(|x| x.subject.as_str())
+        .collect();
+    assert!(into_header.is_empty(), "{into_header:?}");
+}
+
+#[test]
+fn a_status_the_caller_drops_is_no_return_of_the_api() {
+    // rocsolver_potrf_template calls `rocsolver_trsm_mem<...>(...)` as a statement of
+    // its own (roclapack_potrf.hpp): the workspace helper's `return
+    // rocblas_status_success` ends the helper, not rocsolver_spotrf; the argument
+    // check's status is returned by the impl (roclapack_potrf.cpp).
+    let f = facts("rocsolver", "rocsolver_spotrf");
+    let returns = |function: &str| -> Vec<&rocqa::model::Fact> {
+        f.facts
+            .iter()
+            .filter(|x| {
+                x.function == function
+                    && matches!(x.kind, FactKind::ArgCheck | FactKind::QuickReturn)
+            })
+            .collect()
+    };
+    let dropped = returns("rocsolver_trsm_mem");
+    assert!(!dropped.is_empty());
+    assert!(dropped
+        .iter()
+        .all(|x| x.values.contains_key(rocqa::facts::CALLER_DROPS)));
+    let kept = returns("rocsolver_potf2_potrf_argCheck");
+    assert!(kept.len() >= 3, "{kept:?}");
+    assert!(kept
+        .iter()
+        .all(|x| !x.values.contains_key(rocqa::facts::CALLER_DROPS)));
+    // In the order the code runs them: the argument check before the allocation test.
+    let order = |function: &str, condition: &str| {
+        f.facts
+            .iter()
+            .find(|x| {
+                x.function == function && x.values.get("condition").is_some_and(|c| c == condition)
+            })
+            .map(|x| x.order.clone())
+            .unwrap_or_else(|| panic!("{function}: {condition}"))
+    };
+    assert!(
+        order(
+            "rocsolver_potf2_potrf_argCheck",
+            "n < 0 || lda < n || batch_count < 0"
+        ) < order("rocsolver_potrf_impl", "!mem")
+    );
+}

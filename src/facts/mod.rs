@@ -718,12 +718,23 @@ impl<'a> FactReader<'a> {
         }
         facts.retain(|f| f.kind != FactKind::StoresNothing || !impure.contains(&f.subject));
         let keys = run_order(g);
+        let returning = self.returns_reach_api(g);
         for f in facts.iter_mut() {
             let node = g.nodes.iter().position(|n| {
                 n.name == f.function && n.file == f.file && n.start_line == f.function_lines.0
             });
             if let Some(key) = node.and_then(|j| keys[j].as_ref()) {
                 f.order = key.iter().copied().chain([f.line]).collect();
+            }
+            // A callee's return the caller drops (a workspace-size helper's status) ends
+            // the callee only, not the API.
+            if node.is_some_and(|j| !returning[j])
+                && matches!(
+                    f.kind,
+                    FactKind::ArgCheck | FactKind::QuickReturn | FactKind::WorkspaceQuery
+                )
+            {
+                f.values.insert(CALLER_DROPS.into(), "its status".into());
             }
             // Numerics checking runs only when the handle asks for it: its checks are
             // not the API's own.
@@ -753,6 +764,60 @@ impl<'a> FactReader<'a> {
             facts,
             excluded,
         }
+    }
+
+    /// For each node, whether what it returns can be what the API returns: some call
+    /// chain from the API reaches it through calls whose value each caller keeps
+    /// (returns it, stores it, tests it or hands it on), not one written as a statement
+    /// of its own whose value is dropped.
+    fn returns_reach_api(&self, g: &InterfaceGraph) -> Vec<bool> {
+        let mut keeps = vec![false; g.nodes.len()];
+        let mut stack = vec![0usize];
+        while let Some(i) = stack.pop() {
+            if i >= keeps.len() || std::mem::replace(&mut keeps[i], true) {
+                continue;
+            }
+            for e in g.edges.iter().filter(|e| e.from == i && !keeps[e.to]) {
+                let followed = match e.kind {
+                    EdgeKind::Launch | EdgeKind::CheckNumerics | EdgeKind::Opaque => false,
+                    EdgeKind::Call | EdgeKind::MacroCall | EdgeKind::CrossLibrary if i > 1 => {
+                        self.call_value_kept(&g.nodes[i], &g.nodes[e.to].name, e.line)
+                    }
+                    _ => true,
+                };
+                if followed {
+                    stack.push(e.to);
+                }
+            }
+        }
+        keeps
+    }
+
+    /// Whether the call of `callee` at `line` of `caller`'s body keeps its value: the
+    /// statement holding it does more than call (`return f(...)`, `st = f(...)`,
+    /// `if(f(...) != ...)`, `CHECK(f(...))`). Unread code counts as kept.
+    fn call_value_kept(&self, caller: &GraphNode, callee: &str, line: u32) -> bool {
+        let Some((t, _)) = self.code.body(caller) else {
+            return true;
+        };
+        let from = t.offset(line.saturating_sub(3).max(caller.start_line.max(1)));
+        let to = t.offset(line + 1).min(t.s.len());
+        let Some(text) = t.s.get(from..to) else {
+            return true;
+        };
+        let Some(at) = text.rfind(callee) else {
+            return true;
+        };
+        let before = &text[..at];
+        let statement = before
+            .rfind([';', '{', '}'])
+            .map_or(before, |k| &before[k + 1..]);
+        let statement = statement.trim();
+        // `rocblas_internal_foo<T>(` or `ns::foo(`: qualifiers and template arguments of
+        // the call itself are not its use.
+        !(statement.is_empty()
+            || statement == "(void)"
+            || statement.ends_with("::") && !statement.contains([' ', '=', '(']))
     }
 
     /// The conditions under which the API reaches node `i`: those of its caller's, then
@@ -1827,6 +1892,10 @@ fn last_dim3(name: &str, before: &str) -> Option<String> {
     let close = Scanner::new(before).matching(open);
     (close < before.len()).then(|| tidy(&before[open + 1..close]))
 }
+
+/// The value a return fact carries where the caller drops the status: it ends the
+/// function it is in, not the API.
+pub const CALLER_DROPS: &str = "caller_drops";
 
 /// The value a fact of numerics checking's code carries: it runs only when the handle
 /// asks for it.

@@ -717,6 +717,12 @@ fn statement(f: &Fact) -> Option<String> {
             value("scalar")?,
             value("statement")?,
         ),
+        FactKind::WorkspaceQuery if slot(f, "returns") == Some("rocblas_status_continue") => {
+            format!(
+                "{func} returns {} for a device-memory size query, so that the checks after it in {func} do not run then ({at}){when}.",
+                value("returns")?,
+            )
+        }
         FactKind::WorkspaceQuery => format!(
             "{func} answers a device-memory size query by returning {} ({at}){when}.",
             value("returns")?,
@@ -1025,7 +1031,15 @@ fn early_returns(af: &ApiFacts) -> Vec<&Fact> {
         ],
     )
     .into_iter()
-    .filter(|f| !numerics_checking(f))
+    .filter(|f| {
+        !numerics_checking(f)
+            && !f.values.contains_key(super::CALLER_DROPS)
+            // `continue` is a check's "go on", not a return of the API (a size query's
+            // is stated as the checks it skips).
+            && slot(f, "status") != Some("rocblas_status_continue")
+            // Inside a loop the API has run code before: not a return before it.
+            && !f.conditions.iter().any(|c| c.starts_with("loop:"))
+    })
     .collect();
     out.sort_by(|a, b| (a.order.is_empty(), &a.order).cmp(&(b.order.is_empty(), &b.order)));
     out
