@@ -1022,6 +1022,13 @@ fn passing_clause(f: &Fact, passing: &BTreeMap<(&str, &str), BTreeSet<String>>) 
 /// (a null `x` is an error only once `n <= 0` has returned success). Numerics checking's
 /// returns are left out: they run only when the handle asks for them.
 fn early_returns(af: &ApiFacts) -> Vec<&Fact> {
+    // A return the code reaches after some launch site is not one before any launch.
+    let first_launch = af
+        .facts
+        .iter()
+        .filter(|f| f.kind == FactKind::Launch && !f.order.is_empty())
+        .map(|f| &f.order)
+        .min();
     let mut out: Vec<&Fact> = kinds(
         af,
         &[
@@ -1039,6 +1046,7 @@ fn early_returns(af: &ApiFacts) -> Vec<&Fact> {
             && slot(f, "status") != Some("rocblas_status_continue")
             // Inside a loop the API has run code before: not a return before it.
             && !f.conditions.iter().any(|c| c.starts_with("loop:"))
+            && (f.order.is_empty() || first_launch.is_none_or(|l| f.order < *l))
     })
     .collect();
     out.sort_by(|a, b| (a.order.is_empty(), &a.order).cmp(&(b.order.is_empty(), &b.order)));
@@ -2108,6 +2116,18 @@ mod tests {
                     "!result",
                     &[1, 90, 111],
                 ),
+                // After the launch at :120: not a return before any launch.
+                check(
+                    FactKind::QuickReturn,
+                    "rocblas_status_success",
+                    "done",
+                    &[1, 130],
+                ),
+                {
+                    let mut l = fact(FactKind::Launch, &[], &[]);
+                    l.order = vec![1, 120];
+                    l
+                },
             ],
         );
         let order: Vec<&str> = early_returns(&af)
