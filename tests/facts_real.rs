@@ -848,3 +848,27 @@ fn a_status_the_caller_drops_is_no_return_of_the_api() {
         ) < order("rocsolver_potrf_impl", "!mem")
     );
 }
+
+#[test]
+fn an_enumerator_a_caller_passes_is_carried_down() {
+    // rocsolver_geqr2 calls larf with `rocblas_side_left` (roclapack_geqr2.hpp), so
+    // larf's right-side kernel (rocauxiliary_larf_specialized_kernels.hpp:176, under
+    // `not (side == rocblas_side_left)`) never runs for rocsolver_sgeqrf.
+    let f = facts("rocsolver", "rocsolver_sgeqrf");
+    let kernels: Vec<&str> = f
+        .facts
+        .iter()
+        .filter(|x| x.kind == FactKind::Launch)
+        .map(|x| x.subject.as_str())
+        .collect();
+    assert!(kernels.contains(&"larf_left_kernel_small"), "{kernels:?}");
+    assert!(!kernels.contains(&"larf_right_kernel_small"), "{kernels:?}");
+    assert!(
+        f.excluded
+            .iter()
+            .any(|x| x.starts_with("larf_right_kernel_small")
+                && x.contains("side = rocblas_side_left")),
+        "{:?}",
+        f.excluded
+    );
+}

@@ -7,6 +7,7 @@
 //! understand stays as written, so an unknown never turns into a false.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 /// A value a name has for one API: a number, a truth value or a type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -659,11 +660,112 @@ impl<'a> Parser<'a> {
                     self.touched = true;
                     return Node::Bool(*b);
                 }
+                // Not a decision of its own: what stays open reads as written.
+                None if !self.env.params.contains(&last) => {
+                    if let Some(v) = enumerator(&last) {
+                        return Node::Int(v);
+                    }
+                }
                 _ => {}
             }
         }
         Node::Open(self.text(start, self.i), false)
     }
+}
+
+/// The enumerators of the libraries' public enums (`rocblas_side_left = 141`), read off
+/// their headers: a caller passing `rocblas_side_left` fixes its callee's `side`, so
+/// that `side == rocblas_side_right` is false for it. Known to every evaluation, though
+/// an enumerator alone decides nothing (`transA == rocblas_operation_none` stays as
+/// written while `transA` is open).
+static ENUMERATORS: std::sync::RwLock<BTreeMap<String, i64>> =
+    std::sync::RwLock::new(BTreeMap::new());
+
+/// Adds the enumerators that `enum { ... }` bodies of a header's text give values
+/// (written, or one more than the one before).
+pub fn add_enumerators(text: &str) {
+    let found = enumerators(text);
+    if found.is_empty() {
+        return;
+    }
+    let mut known = ENUMERATORS.write().unwrap_or_else(|e| e.into_inner());
+    known.extend(found);
+}
+
+fn enumerator(name: &str) -> Option<i64> {
+    ENUMERATORS
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(name)
+        .copied()
+}
+
+/// The enumerator of value `v` of the enum whose enumerators `cond` compares with
+/// (`rocblas_side_left` for 141 where `cond` reads `side == rocblas_side_right`).
+fn enumerator_like(cond: &str, v: i64, env: &Env) -> Option<String> {
+    let known = ENUMERATORS.read().unwrap_or_else(|e| e.into_inner());
+    cond.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|n| !env.values.contains_key(*n) && known.contains_key(*n))
+        .find_map(|n| {
+            let family = &n[..n.rfind('_')? + 1];
+            known
+                .iter()
+                .find(|(k, &kv)| kv == v && k.starts_with(family))
+                .map(|(k, _)| k.clone())
+        })
+}
+
+/// `(name, value)` of each enumerator of the `enum` bodies in `text`; a body holding
+/// anything but names and integer values is skipped whole.
+pub fn enumerators(text: &str) -> Vec<(String, i64)> {
+    static ENUM: OnceLock<regex::Regex> = OnceLock::new();
+    let re = ENUM.get_or_init(|| {
+        regex::Regex::new(
+            r"\benum\b(?:\s+(?:class\s+)?[A-Za-z_]\w*)?(?:\s*:\s*[\w\s]+)?\s*\{([^{}]*)\}",
+        )
+        .expect("enum pattern")
+    });
+    static COMMENT: OnceLock<regex::Regex> = OnceLock::new();
+    let comment = COMMENT
+        .get_or_init(|| regex::Regex::new(r"(?s)/\*.*?\*/|//[^\n]*").expect("comment pattern"));
+    // Doc comments sit between enumerators and hold commas of their own.
+    let text = comment.replace_all(text, " ");
+    let mut out = Vec::new();
+    'body: for c in re.captures_iter(&text) {
+        let mut next = 0i64;
+        let mut body = Vec::new();
+        for item in c[1].split(',') {
+            let item = item.trim();
+            if item.is_empty() {
+                continue;
+            }
+            let (name, v) = match item.split_once('=') {
+                Some((n, v)) => {
+                    let v = v.trim();
+                    let parsed = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+                        Some(h) => i64::from_str_radix(h, 16).ok(),
+                        None => v.parse::<i64>().ok(),
+                    };
+                    match parsed {
+                        Some(p) => (n.trim(), p),
+                        None => continue 'body,
+                    }
+                }
+                None => (item, next),
+            };
+            if !name
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+                || name.is_empty()
+            {
+                continue 'body;
+            }
+            body.push((name.to_string(), v));
+            next = v + 1;
+        }
+        out.extend(body);
+    }
+    out
 }
 
 /// `batch_count = 1, Ty = float*` for the known names a condition uses: why it
@@ -682,6 +784,13 @@ pub fn known_names(cond: &str, env: &Env) -> String {
             cond.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .filter_map(|w| {
                     let v = env.values.get(w)?;
+                    // `side = rocblas_side_left`, not its number, where the condition
+                    // names the enumerator.
+                    let named = match v {
+                        Value::Int(i) => enumerator_like(cond, *i, env),
+                        _ => None,
+                    };
+                    let v = named.unwrap_or_else(|| v.to_string());
                     seen.insert(w).then(|| format!("{w} = {v}"))
                 }),
         )
@@ -838,6 +947,37 @@ mod tests {
                 .collect(),
             params: params.iter().map(|p| p.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn an_enumerator_a_caller_passes_decides_the_callees_branches() {
+        // rocblas-types.h:151-158, doc comments (with commas of their own) included.
+        let header = "typedef enum rocblas_side_\n{\n    rocblas_side_left  = 141, /**< on the left, or not */\n    rocblas_side_right = 142, // right\n    rocblas_side_both\n} rocblas_side;";
+        assert_eq!(
+            enumerators(header),
+            [
+                ("rocblas_side_left".to_string(), 141),
+                ("rocblas_side_right".to_string(), 142),
+                ("rocblas_side_both".to_string(), 143)
+            ]
+        );
+        add_enumerators(header);
+        // sgeqrf's larf is called with `rocblas_side_left` (side = 141).
+        let e = env(&[("side", Value::Int(141))], &[]);
+        assert_eq!(condition("side == rocblas_side_right", &e), Truth::False);
+        assert_eq!(
+            condition("not (side == rocblas_side_left)", &e),
+            Truth::False
+        );
+        assert_eq!(
+            known_names("side == rocblas_side_right", &e),
+            "side = rocblas_side_left"
+        );
+        // Alone an enumerator decides nothing: the test reads as written.
+        assert_eq!(
+            condition("side == rocblas_side_left && n > 0", &env(&[], &[])),
+            Truth::Open("side == rocblas_side_left && n > 0".into())
+        );
     }
 
     #[test]

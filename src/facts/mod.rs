@@ -457,6 +457,13 @@ impl<'a> FactReader<'a> {
     /// A reader over `code`, for a library whose API names are `prefix` + precision +
     /// family.
     pub fn new(code: &'a CodeText, prefix: &str, precisions: &[String]) -> FactReader<'a> {
+        for lib in code.trees.keys() {
+            for header in ENUM_HEADERS {
+                if let Some(t) = code.text(lib, header) {
+                    eval::add_enumerators(&t.s);
+                }
+            }
+        }
         FactReader {
             code,
             naming: ApiNaming {
@@ -1892,6 +1899,13 @@ fn last_dim3(name: &str, before: &str) -> Option<String> {
     let close = Scanner::new(before).matching(open);
     (close < before.len()).then(|| tidy(&before[open + 1..close]))
 }
+
+/// The public headers whose enumerators callers pass as arguments (`rocblas_side_left`,
+/// `rocblas_evect_original`): read where a library's tree has them.
+const ENUM_HEADERS: [&str; 2] = [
+    "library/include/internal/rocblas-types.h",
+    "library/include/rocsolver/rocsolver-extra-types.h",
+];
 
 /// The value a return fact carries where the caller drops the status: it ends the
 /// function it is in, not the API.
