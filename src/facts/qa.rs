@@ -1050,7 +1050,56 @@ fn early_returns(af: &ApiFacts) -> Vec<&Fact> {
     })
     .collect();
     out.sort_by(|a, b| (a.order.is_empty(), &a.order).cmp(&(b.order.is_empty(), &b.order)));
-    out
+    // A test that an earlier one, reached whatever the arguments, always makes first can
+    // never fire (the launcher's `!n || !batch_count` after the argument check's
+    // `n <= 0 || ...` returned).
+    let mut kept: Vec<&Fact> = Vec::new();
+    for f in out {
+        let shadowed = slot(f, "condition").is_some_and(|c| {
+            kept.iter().any(|e| {
+                e.conditions.is_empty()
+                    && slot(e, "condition").is_some_and(|earlier| implies_all(c, earlier))
+            })
+        });
+        if !shadowed {
+            kept.push(f);
+        }
+    }
+    kept
+}
+
+/// Whether every way `later` (a `||` of tests) can hold, `earlier` holds too: each of
+/// its tests is one of `earlier`'s, a `!v` or `v == 0` implied by `v <= 0` or `v == 0`.
+fn implies_all(later: &str, earlier: &str) -> bool {
+    let tests = |c: &str| -> Option<Vec<String>> {
+        let c = c.trim();
+        let c = whole_parens(c).unwrap_or(c);
+        // Only a plain `||` of tests: anything nested is not compared.
+        if c.contains("&&") || c.contains('?') {
+            return None;
+        }
+        Some(
+            c.split("||")
+                .map(|t| {
+                    let t: String = t.chars().filter(|ch| !ch.is_whitespace()).collect();
+                    match t.strip_prefix('!') {
+                        Some(v) if v.chars().all(|ch| ch.is_alphanumeric() || ch == '_') => {
+                            format!("{v}==0")
+                        }
+                        _ => t,
+                    }
+                })
+                .collect(),
+        )
+    };
+    let (Some(later), Some(earlier)) = (tests(later), tests(earlier)) else {
+        return false;
+    };
+    later.iter().all(|t| {
+        earlier.contains(t)
+            || t.strip_suffix("==0")
+                .is_some_and(|v| earlier.contains(&format!("{v}<=0")))
+    })
 }
 
 /// Code that runs only when the handle asks for numerics checking.
@@ -2135,6 +2184,13 @@ mod tests {
             .map(|f| f.values["condition"].as_str())
             .collect();
         assert_eq!(order, ["!result", "n <= 0 || incx <= 0", "!x", "!w_mem"]);
+        assert!(implies_all(
+            "!n || !batch_count",
+            "n <= 0 || batch_count <= 0 || incx <= 0"
+        ));
+        assert!(implies_all("n <= 0 || incx <= 0", "(n <= 0 || incx <= 0)"));
+        assert!(!implies_all("!n || !x", "n <= 0 || incx <= 0"));
+        assert!(!implies_all("n < 0", "n <= 0 && incx <= 0"));
     }
 
     #[test]
