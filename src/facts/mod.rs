@@ -726,10 +726,17 @@ impl<'a> FactReader<'a> {
         facts.retain(|f| f.kind != FactKind::StoresNothing || !impure.contains(&f.subject));
         let keys = run_order(g);
         let returning = self.returns_reach_api(g);
+        let nodes: HashMap<(&str, &str, u32), usize> = g
+            .nodes
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(j, n)| ((n.name.as_str(), n.file.as_str(), n.start_line), j))
+            .collect();
         for f in facts.iter_mut() {
-            let node = g.nodes.iter().position(|n| {
-                n.name == f.function && n.file == f.file && n.start_line == f.function_lines.0
-            });
+            let node = nodes
+                .get(&(f.function.as_str(), f.file.as_str(), f.function_lines.0))
+                .copied();
             if let Some(key) = node.and_then(|j| keys[j].as_ref()) {
                 f.order = key.iter().copied().chain([f.line]).collect();
             }
