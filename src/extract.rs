@@ -230,6 +230,7 @@ pub fn plan_run(
                 .iter()
                 .any(|r| device_features.contains(&r.as_str()))
         });
+    let defs = crate::slice::definitions::Definitions::new(indexes);
     // Cut every slice first: merging and twin detection look across families.
     let mut cut_slices: Vec<(usize, Slice, bool)> = Vec::new(); // (family k, slice, primary)
     let mut fams: Vec<&str> = Vec::new();
@@ -259,6 +260,7 @@ pub fn plan_run(
                 target: kernels.first().copied(),
                 base: base_graph.as_ref().filter(|_| !variant.is_empty()),
                 runs: Some(&dead),
+                defs: Some(&defs),
             };
             let mut s = cut(&g, &apis, &variant, spec, indexes, trees, p.limits)?;
             s.focus.not_run = not_run_notes(&g, &dead);
@@ -273,6 +275,7 @@ pub fn plan_run(
                         target: Some(k),
                         base: None,
                         runs: Some(&dead),
+                        defs: Some(&defs),
                     };
                     let mut s2 = cut(&g, &apis, &variant, spec, indexes, trees, p.limits)?;
                     s2.focus.not_run = not_run_notes(&g, &dead);

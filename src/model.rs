@@ -472,6 +472,9 @@ pub enum PieceRole {
     Kernel,
     /// A `__device__` helper.
     DeviceHelper,
+    /// A type or constant the code is instantiated with: a functor struct passed as a
+    /// template argument, an object-like `#define`.
+    Definition,
 }
 
 impl PieceRole {
@@ -484,8 +487,33 @@ impl PieceRole {
             PieceRole::Launcher => "host launcher",
             PieceRole::Kernel => "kernel",
             PieceRole::DeviceHelper => "device helper",
+            PieceRole::Definition => "definition",
         }
     }
+}
+
+/// Which part of a slice a piece is: a question is shown the parts its answer needs,
+/// not every piece cut for the slice's other questions.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum PiecePart {
+    /// The public declaration, the host chain from the entry point to the target, the
+    /// argument checks it calls.
+    #[default]
+    Path,
+    /// The kernel the questions are about, whole.
+    Target,
+    /// What does the target's work: the device functions it calls, the functors and
+    /// constants it is instantiated with, the launcher's helpers that size its launch.
+    Work,
+    /// The path into the paired library and the kernel it reaches there.
+    Cross,
+    /// Base-form counterparts of a variant's functions.
+    Base,
+    /// The rest of what the API reaches.
+    Context,
 }
 
 /// One stretch of code shown to the model, at the pinned version.
@@ -493,6 +521,9 @@ impl PieceRole {
 pub struct SlicePiece {
     /// Role in the call chain.
     pub role: PieceRole,
+    /// Part of the slice it belongs to.
+    #[serde(default)]
+    pub part: PiecePart,
     /// Definition name.
     pub name: String,
     /// Library whose tree holds it.
@@ -531,6 +562,9 @@ pub struct OmittedPiece {
     pub tokens: usize,
     /// Why it was left out.
     pub reason: String,
+    /// Part of the slice it would have belonged to.
+    #[serde(default)]
+    pub part: PiecePart,
 }
 
 /// Features read off a slice's code.

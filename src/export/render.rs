@@ -96,6 +96,7 @@ pub fn user_turn(e: &Entry, trees: &Trees, style: &TurnStyle) -> Result<UserTurn
                     "over the export budget ({used} of {} tokens used)",
                     style.code_budget
                 ),
+                part: Default::default(),
             });
             continue;
         }

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use toml::Spanned;
 
-use crate::model::{PieceRole, Question, Slice, SliceFeatures};
+use crate::model::{PiecePart, PieceRole, Question, Slice, SliceFeatures, SlicePiece};
 use crate::slice::{count_tokens, render, rendered_tokens};
 
 pub mod mutate;
@@ -118,6 +118,11 @@ pub struct TemplateSpec {
     /// bug (find-the-bug tasks, see `question::mutate`); the answer is checked against it.
     #[serde(default)]
     pub mutate: bool,
+    /// The parts of the slice the question is shown (see [`crate::model::PiecePart`]):
+    /// `path`, `target`, `work`, `base`, `cross`, `context`. Pieces the question names
+    /// (a function, a `file:line` site) are shown whatever their part.
+    #[serde(default = "default_shows")]
+    pub shows: Vec<String>,
     /// The question; placeholders: {api} {apis} {family} {variant} {kernel} {kernels}
     /// {launcher} {entry} {lib} {version}.
     pub text: String,
@@ -130,6 +135,20 @@ fn slice_level() -> String {
 fn twins_skip() -> String {
     "skip".to_string()
 }
+
+fn default_shows() -> Vec<String> {
+    ["path", "target", "work"].map(String::from).to_vec()
+}
+
+/// The parts of a slice by the names templates give them.
+pub const PARTS: [(&str, PiecePart); 6] = [
+    ("path", PiecePart::Path),
+    ("target", PiecePart::Target),
+    ("work", PiecePart::Work),
+    ("base", PiecePart::Base),
+    ("cross", PiecePart::Cross),
+    ("context", PiecePart::Context),
+];
 
 /// Variant groups a template may name.
 pub const VARIANTS: [&str; 5] = ["batched", "strided_batched", "64", "complex", "ex"];
@@ -170,6 +189,8 @@ pub struct Template {
     pub phrasings: Vec<String>,
     /// Placeholders that must fill although the text does not show them.
     pub needs: Vec<String>,
+    /// Parts of the slice the question is shown.
+    pub shows: Vec<PiecePart>,
     /// `file:line` it came from.
     pub origin: String,
 }
@@ -309,6 +330,21 @@ pub fn parse_templates(text: &str, name: &str) -> Result<Vec<Template>, Template
                 ));
             }
         }
+        let mut shows = Vec::new();
+        for x in &t.shows {
+            match PARTS.iter().find(|(n, _)| n == x) {
+                Some((_, part)) => shows.push(*part),
+                None => {
+                    return Err(bad(
+                        "shows",
+                        format!(
+                            "unknown slice part `{x}`; known: {}",
+                            PARTS.map(|(n, _)| n).join(", ")
+                        ),
+                    ))
+                }
+            }
+        }
         if !["skip", "also", "only"].contains(&t.twins.as_str()) {
             return Err(bad(
                 "twins",
@@ -381,6 +417,7 @@ pub fn parse_templates(text: &str, name: &str) -> Result<Vec<Template>, Template
             text: t.text.trim().to_string(),
             phrasings: t.phrasings.iter().map(|p| p.trim().to_string()).collect(),
             needs: t.needs,
+            shows,
             origin: format!("{name}:{line}"),
         });
     }
@@ -813,14 +850,87 @@ pub fn prompt_head(s: &Slice) -> String {
     )
 }
 
+/// `file:line` and `file:start-end` sites a text names.
+fn named_sites(text: &str) -> Vec<(&str, u32, u32)> {
+    static R: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let r = R.get_or_init(|| {
+        regex::Regex::new(r"([A-Za-z0-9_./-]+\.[A-Za-z]+):(\d+)(?:-(\d+))?").expect("static regex")
+    });
+    r.captures_iter(text)
+        .filter_map(|c| {
+            let a: u32 = c[2].parse().ok()?;
+            let b: u32 = c.get(3).and_then(|m| m.as_str().parse().ok()).unwrap_or(a);
+            Some((c.get(1)?.as_str(), a, b))
+        })
+        .collect()
+}
+
+/// Does `text` name `name` as a whole identifier?
+fn names(text: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    !name.is_empty()
+        && text.match_indices(name).any(|(k, _)| {
+            !text[..k].chars().next_back().is_some_and(ident)
+                && !text[k + name.len()..].chars().next().is_some_and(ident)
+        })
+}
+
+/// What one question is shown of its slice: the parts its template shows, and every
+/// piece its text names (a function by name, a `file:line` site inside it). The rest
+/// was cut for the slice's other questions: a launch-shape question needs no
+/// base-form code, a question on a rocSOLVER kernel no rocBLAS gemv. The id is the
+/// slice's; [`view_id`] names a view that drops something.
+pub fn view(s: &Slice, shows: &[PiecePart], text: &str) -> Slice {
+    let sites = named_sites(text);
+    let named = |p: &SlicePiece| {
+        names(text, &p.name)
+            || sites
+                .iter()
+                .any(|&(f, a, b)| f == p.file && a <= p.end && p.start <= b)
+    };
+    let pieces: Vec<SlicePiece> = s
+        .pieces
+        .iter()
+        .filter(|p| shows.contains(&p.part) || named(p))
+        .cloned()
+        .collect();
+    let omitted = s
+        .omitted
+        .iter()
+        .filter(|o| shows.contains(&o.part))
+        .cloned()
+        .collect();
+    Slice {
+        tokens: pieces.iter().map(|p| p.tokens).sum(),
+        pieces,
+        omitted,
+        ..s.clone()
+    }
+}
+
+/// The id of a view of slice `s`: the slice's own when it shows every piece, else the
+/// slice's with a hash of the pieces it keeps (views keeping the same pieces share it,
+/// and with it a grouped request and the prefix cache).
+pub fn view_id(s: &Slice, v: &Slice) -> String {
+    if v.pieces.len() == s.pieces.len() && v.omitted.len() == s.omitted.len() {
+        return s.id.clone();
+    }
+    let mut h = Sha256::new();
+    for p in &v.pieces {
+        h.update(format!("{}:{}:{}-{}\u{0}", p.lib, p.file, p.start, p.end).as_bytes());
+    }
+    for o in &v.omitted {
+        h.update(format!("{}:{}:{}-{}\u{1}", o.lib, o.file, o.start, o.end).as_bytes());
+    }
+    format!("{}~{}", s.id, &format!("{:x}", h.finalize())[..8])
+}
+
 /// Every question the templates ask of a slice, each checked for answerability first:
-/// every function and line range its text names must be in the slice.
+/// every function and line range its text names must be in what it is shown.
 pub fn plan(templates: &[Template], s: &Slice) -> SlicePlan {
-    let shown = render(s);
-    // The slice is the bulk of every prompt: count it once.
-    let fixed = count_tokens(SYSTEM_PROMPT) + rendered_tokens(s);
     let head = prompt_head(s);
     let mut out = SlicePlan::default();
+    let mut views: Vec<(Slice, String, usize)> = Vec::new();
     for t in templates.iter().filter(|t| applies(t, s)) {
         let text = match fill(t, s) {
             Ok(x) => x,
@@ -829,8 +939,28 @@ pub fn plan(templates: &[Template], s: &Slice) -> SlicePlan {
                 continue;
             }
         };
+        let mut v = view(s, &t.shows, &text);
+        if let Err(why) = fill(t, &v) {
+            out.not_asked.push((
+                t.id.clone(),
+                format!("{why} (in what the question is shown)"),
+            ));
+            continue;
+        }
+        v.id = view_id(s, &v);
+        // Views keeping the same pieces are one: rendered and counted once.
+        let k = match views.iter().position(|(x, _, _)| x.id == v.id) {
+            Some(k) => k,
+            None => {
+                let shown = render(&v);
+                let tokens = count_tokens(SYSTEM_PROMPT) + rendered_tokens(&v);
+                views.push((v, shown, tokens));
+                views.len() - 1
+            }
+        };
+        let (v, shown, fixed) = (&views[k].0, views[k].1.as_str(), views[k].2);
         let (mutation, asked) = if t.mutate {
-            match mutate::plant(s) {
+            match mutate::plant(v) {
                 Some((m, copy)) => (Some(m), Some(copy)),
                 None => {
                     out.not_asked.push((
@@ -860,7 +990,7 @@ pub fn plan(templates: &[Template], s: &Slice) -> SlicePlan {
             None => (
                 format!("{head}{shown}\nQuestion: {text}"),
                 fixed + count_tokens(&head) + count_tokens(&text) + 3,
-                s.id.clone(),
+                v.id.clone(),
             ),
         };
         out.derived.extend(asked);
@@ -870,7 +1000,7 @@ pub fn plan(templates: &[Template], s: &Slice) -> SlicePlan {
             category: t.category.clone(),
             template_id: t.id.clone(),
             template_version: t.version,
-            difficulty: difficulty(t, s),
+            difficulty: difficulty(t, v),
             text,
             requires_code: t.code,
             messages: vec![
@@ -881,6 +1011,12 @@ pub fn plan(templates: &[Template], s: &Slice) -> SlicePlan {
             mutation,
         });
     }
+    out.derived.extend(
+        views
+            .into_iter()
+            .map(|(v, _, _)| v)
+            .filter(|v| v.id != s.id),
+    );
     out
 }
 

@@ -119,6 +119,7 @@ mod tests {
             depth: 1,
             tokens: 1,
             text: text.into(),
+            part: Default::default(),
         }
     }
 

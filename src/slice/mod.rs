@@ -10,6 +10,7 @@
 //! is listed, not silently dropped. Features read off the code (LDS, barriers, atomics,
 //! ...) decide which questions make sense for the slice.
 
+pub mod definitions;
 pub mod features;
 pub mod target;
 pub mod values;
@@ -23,8 +24,8 @@ use sha2::{Digest, Sha256};
 pub use features::features_of;
 
 use crate::model::{
-    EdgeKind, InterfaceGraph, LibraryIndex, NodeKind, OmittedPiece, PieceRole, Slice, SliceFocus,
-    SlicePiece,
+    EdgeKind, InterfaceGraph, LibraryIndex, NodeKind, OmittedPiece, PiecePart, PieceRole, Slice,
+    SliceFocus, SlicePiece,
 };
 
 /// Why a slice could not be cut.
@@ -272,6 +273,9 @@ pub struct CutSpec<'a> {
     pub base: Option<&'a InterfaceGraph>,
     /// What the API never runs (read by the facts): no path shown goes through it.
     pub runs: Option<&'a crate::model::WhatRuns>,
+    /// Functors and constants of the trees, shown where the path and the target's work
+    /// name them.
+    pub defs: Option<&'a definitions::Definitions>,
 }
 
 /// How much a piece matters to the slice's questions.
@@ -302,14 +306,18 @@ struct Pick<'g> {
     keep: Vec<u32>,
     /// Label override (base-form counterparts).
     note: Option<&'static str>,
+    /// The part of the slice it is shown as.
+    part: PiecePart,
 }
 
-/// Adds a node to show, or raises the tier of one already picked.
+/// Adds a node to show, or raises the tier (and part) of one already picked.
+#[allow(clippy::too_many_arguments)]
 fn add<'g>(
     picks: &mut Vec<Pick<'g>>,
     graph: &'g InterfaceGraph,
     node: usize,
     tier: Tier,
+    part: PiecePart,
     whole: bool,
     keep: Vec<u32>,
     note: Option<&'static str>,
@@ -319,6 +327,7 @@ fn add<'g>(
         .find(|p| std::ptr::eq(p.graph, graph) && p.node == node)
     {
         p.tier = p.tier.min(tier);
+        p.part = p.part.min(part);
         p.whole |= whole;
         p.keep.extend(keep);
     } else {
@@ -330,6 +339,7 @@ fn add<'g>(
             compact: false,
             keep,
             note,
+            part,
         });
     }
 }
@@ -351,7 +361,16 @@ pub fn cut(
     let par = target::parents(g, never);
     let mut picks: Vec<Pick> = Vec::new();
     let mut focus = SliceFocus::default();
-    add(&mut picks, g, 0, Tier::Required, false, vec![], None);
+    add(
+        &mut picks,
+        g,
+        0,
+        Tier::Required,
+        PiecePart::Path,
+        false,
+        vec![],
+        None,
+    );
     // The host chain down to the target (or, without one, to the first kernel or
     // hand-over), with the call lines that lead on.
     let aim = spec.target.or_else(|| {
@@ -365,15 +384,42 @@ pub fn cut(
         if i == 0 || g.nodes[i].kind == NodeKind::Opaque || Some(i) == spec.target {
             continue;
         }
-        add(&mut picks, g, i, Tier::Required, false, vec![line], None);
+        add(
+            &mut picks,
+            g,
+            i,
+            Tier::Required,
+            PiecePart::Path,
+            false,
+            vec![line],
+            None,
+        );
         focus.chain.push(g.nodes[i].name.clone());
     }
     // The argument checks the chain calls, and where it calls them.
     for &(c, _) in &chain {
         for e in g.edges.iter().filter(|e| e.from == c) {
             if target::is_arg_check(&g.nodes[e.to].name) && !g.nodes[e.to].file.is_empty() {
-                add(&mut picks, g, c, Tier::Required, false, vec![e.line], None);
-                add(&mut picks, g, e.to, Tier::Required, false, vec![], None);
+                add(
+                    &mut picks,
+                    g,
+                    c,
+                    Tier::Required,
+                    PiecePart::Path,
+                    false,
+                    vec![e.line],
+                    None,
+                );
+                add(
+                    &mut picks,
+                    g,
+                    e.to,
+                    Tier::Required,
+                    PiecePart::Path,
+                    false,
+                    vec![],
+                    None,
+                );
                 if focus.arg_check.is_empty() {
                     focus.arg_check = g.nodes[e.to].name.clone();
                     focus
@@ -392,7 +438,16 @@ pub fn cut(
         for w in path.windows(2) {
             let (i, line) = w[0];
             if i != 0 {
-                add(&mut picks, g, i, Tier::Near, false, vec![line], None);
+                add(
+                    &mut picks,
+                    g,
+                    i,
+                    Tier::Near,
+                    PiecePart::Path,
+                    false,
+                    vec![line],
+                    None,
+                );
             }
         }
         if let Some(&(caller, line)) = path.iter().rev().nth(1) {
@@ -408,7 +463,16 @@ pub fn cut(
         }
     }
     if let Some(t) = spec.target {
-        add(&mut picks, g, t, Tier::Required, true, vec![], None);
+        add(
+            &mut picks,
+            g,
+            t,
+            Tier::Required,
+            PiecePart::Target,
+            true,
+            vec![],
+            None,
+        );
         let n = &g.nodes[t];
         focus.target = n.name.clone();
         focus.target_range = format!("{}:{}-{}", n.file, n.start_line, n.end_line);
@@ -421,12 +485,55 @@ pub fn cut(
                     .insert("launch_site".into(), format!("{}:{line}", g.nodes[l].file));
             }
         }
+        // The launcher's own helpers size the launch (block counts, the batch grid's
+        // limit): short functions that launch nothing themselves.
+        if let Some((l, _)) = par[t].filter(|(l, _)| g.nodes[*l].kind != NodeKind::Api) {
+            let helpers: Vec<usize> = g
+                .edges
+                .iter()
+                .filter(|e| e.from == l && matches!(e.kind, EdgeKind::Call | EdgeKind::MacroCall))
+                .map(|e| e.to)
+                .filter(|&c| {
+                    let n = &g.nodes[c];
+                    n.kind == NodeKind::Function
+                        && !n.file.is_empty()
+                        && !target::is_noise(&n.name)
+                        && !target::is_arg_check(&n.name)
+                        && target::lines_of(g, c) <= 80
+                        && !g
+                            .edges
+                            .iter()
+                            .any(|e| e.from == c && e.kind == EdgeKind::Launch)
+                })
+                .collect();
+            for c in dedup_overloads(g, &helpers, variant, trees) {
+                add(
+                    &mut picks,
+                    g,
+                    c,
+                    Tier::Near,
+                    PiecePart::Work,
+                    false,
+                    vec![],
+                    None,
+                );
+            }
+        }
         // What the target calls, nearest first; one overload per name.
         for c in dedup_overloads(g, &target::callees(g, t), variant, trees) {
             if !target::is_noise(&g.nodes[c].name) {
                 // Device helpers do the target's math: shown whole, like the target.
                 let whole = g.nodes[c].kind == NodeKind::DeviceHelper;
-                add(&mut picks, g, c, Tier::Near, whole, vec![], None);
+                add(
+                    &mut picks,
+                    g,
+                    c,
+                    Tier::Near,
+                    PiecePart::Work,
+                    whole,
+                    vec![],
+                    None,
+                );
             }
         }
     }
@@ -465,9 +572,27 @@ pub fn cut(
                 continue;
             }
             if g.nodes[i].lib == g.lib {
-                add(&mut picks, g, i, Tier::Required, false, vec![line], None);
+                add(
+                    &mut picks,
+                    g,
+                    i,
+                    Tier::Required,
+                    PiecePart::Cross,
+                    false,
+                    vec![line],
+                    None,
+                );
             } else {
-                add(&mut picks, g, i, Tier::Cross, i == k, vec![line], None);
+                add(
+                    &mut picks,
+                    g,
+                    i,
+                    Tier::Cross,
+                    PiecePart::Cross,
+                    i == k,
+                    vec![line],
+                    None,
+                );
                 if let Some(p) = picks
                     .iter_mut()
                     .find(|p| std::ptr::eq(p.graph, g) && p.node == i)
@@ -499,6 +624,7 @@ pub fn cut(
                         b,
                         j,
                         Tier::Required,
+                        PiecePart::Base,
                         false,
                         vec![],
                         Some("base form"),
@@ -510,6 +636,7 @@ pub fn cut(
                     b,
                     j,
                     Tier::Required,
+                    PiecePart::Base,
                     false,
                     vec![],
                     Some("base form"),
@@ -523,7 +650,16 @@ pub fn cut(
         .filter(|&i| !g.nodes[i].file.is_empty() && !target::is_noise(&g.nodes[i].name))
         .collect();
     for c in dedup_overloads(g, &rest, variant, trees) {
-        add(&mut picks, g, c, Tier::Context, false, vec![], None);
+        add(
+            &mut picks,
+            g,
+            c,
+            Tier::Context,
+            PiecePart::Context,
+            false,
+            vec![],
+            None,
+        );
     }
 
     // Fill: required pieces up to twice the budget (an L3 question needs room), the
@@ -548,8 +684,17 @@ pub fn cut(
     let mut seen_ranges = BTreeSet::new();
     let mut pieces: Vec<(usize, SlicePiece)> = Vec::new();
     let mut omitted = Vec::new();
+    // Each part has an allowance of its own: a question is shown some parts only
+    // (see `question::view`), so the target's work does not compete with code that
+    // other questions need.
+    let allowance = |part: PiecePart| match part {
+        PiecePart::Path | PiecePart::Target | PiecePart::Base => (0, hard_cap),
+        PiecePart::Work => (1, limits.budget_tokens),
+        PiecePart::Cross => (2, limits.budget_tokens),
+        PiecePart::Context => (3, limits.budget_tokens / 2),
+    };
+    let mut used_by = [0usize; 4];
     let mut used = 0usize;
-    let mut required_used = 0usize;
     for k in order {
         let pk = &picks[k];
         let (pg, i) = (pk.graph, pk.node);
@@ -563,14 +708,9 @@ pub fn cut(
         if !seen_ranges.insert((n.lib.clone(), n.file.clone(), start, end)) {
             continue;
         }
-        let cap = match pk.tier {
-            Tier::Required => hard_cap,
-            Tier::Cross => limits.max_tokens(),
-            Tier::Near => hard_cap.min(limits.budget_tokens.max(required_used + 2000)),
-            Tier::Context => limits.budget_tokens,
-        };
-        if used >= cap {
-            omitted.push(omission(n, &lines, start, end, used, limits.budget_tokens));
+        let (pool, cap) = allowance(pk.part);
+        if used_by[pool] >= cap {
+            omitted.push(omission(n, &lines, start, end, used_by[pool], cap, pk.part));
             continue;
         }
         let mut start = start;
@@ -613,7 +753,7 @@ pub fn cut(
             texts.push((a, b, x));
         }
         let tokens: usize = texts.iter().map(|(_, _, t)| count_tokens(t)).sum();
-        if used + tokens > cap {
+        if used_by[pool] + tokens > cap {
             omitted.push(OmittedPiece {
                 name: n.name.clone(),
                 lib: n.lib.clone(),
@@ -621,14 +761,16 @@ pub fn cut(
                 start,
                 end,
                 tokens,
-                reason: format!("over the slice budget ({used} of {cap} tokens used)"),
+                reason: format!(
+                    "over the slice budget ({} of {cap} tokens used)",
+                    used_by[pool]
+                ),
+                part: pk.part,
             });
             continue;
         }
         used += tokens;
-        if pk.tier == Tier::Required {
-            required_used += tokens;
-        }
+        used_by[pool] += tokens;
         for (a, b, text) in texts {
             let t = count_tokens(&text);
             pieces.push((
@@ -644,6 +786,73 @@ pub fn cut(
                     depth: n.depth,
                     tokens: t,
                     text,
+                    part: pk.part,
+                },
+            ));
+        }
+    }
+    // The functors and constants the path and the target's work name: part of the work.
+    if let Some(defs) = spec.defs {
+        let texts: Vec<&str> = pieces
+            .iter()
+            .filter(|(_, p)| p.part <= PiecePart::Work)
+            .map(|(_, p)| p.text.as_str())
+            .collect();
+        for d in defs.named_in(&texts, &g.lib, trees) {
+            let lines = trees.lines(&d.lib, &d.file)?;
+            if !seen_ranges.insert((d.lib.clone(), d.file.clone(), d.start, d.end)) {
+                continue;
+            }
+            let node = crate::model::GraphNode {
+                id: String::new(),
+                name: d.name.clone(),
+                kind: NodeKind::Function,
+                lib: d.lib.clone(),
+                file: d.file.clone(),
+                line: d.start,
+                start_line: d.start,
+                end_line: d.end,
+                depth: 0,
+                note: None,
+            };
+            let text = block(
+                &node,
+                PieceRole::Definition.label(),
+                &lines,
+                d.start,
+                d.end,
+                None,
+            );
+            let tokens = count_tokens(&text);
+            let (pool, cap) = allowance(PiecePart::Work);
+            if used_by[pool] + tokens > cap {
+                omitted.push(omission(
+                    &node,
+                    &lines,
+                    d.start,
+                    d.end,
+                    used_by[pool],
+                    cap,
+                    PiecePart::Work,
+                ));
+                continue;
+            }
+            used += tokens;
+            used_by[pool] += tokens;
+            pieces.push((
+                usize::MAX,
+                SlicePiece {
+                    role: PieceRole::Definition,
+                    name: d.name,
+                    lib: d.lib,
+                    file: d.file,
+                    start: d.start,
+                    end: d.end,
+                    sha256: lines_hash(&lines, d.start, d.end),
+                    depth: 0,
+                    tokens,
+                    text,
+                    part: PiecePart::Work,
                 },
             ));
         }
@@ -662,8 +871,10 @@ pub fn cut(
             focus.cross_kernel = n.name.clone();
         }
     }
-    // Back to call order (pick order: declaration, chain, target, helpers) for reading.
-    pieces.sort_by_key(|(k, p)| (*k, p.start));
+    // Back to call order (pick order: declaration, chain, target, helpers) for reading,
+    // the parts every question is shown first, so views share their prefix.
+    let later = |p: &SlicePiece| p.part > PiecePart::Work;
+    pieces.sort_by_key(|(k, p)| (later(p), *k, p.start));
     let pieces: Vec<SlicePiece> = pieces.into_iter().map(|(_, p)| p).collect();
     let device: BTreeSet<&str> = match spec.target {
         Some(t) => std::iter::once(t)
@@ -912,6 +1123,7 @@ pub fn piece_from_range(p: &crate::model::PieceRef, lines: &[String]) -> SlicePi
         depth: 0,
         tokens: count_tokens(&text),
         text,
+        part: PiecePart::default(),
     }
 }
 
@@ -922,6 +1134,7 @@ fn omission(
     end: u32,
     used: usize,
     budget: usize,
+    part: PiecePart,
 ) -> OmittedPiece {
     // Full: note what is left out without paying for tokenizing it.
     let bytes: usize = (start..=end.min(lines.len() as u32))
@@ -935,6 +1148,7 @@ fn omission(
         end,
         tokens: bytes / 4,
         reason: format!("over the slice budget ({used} of {budget} tokens used; size estimated)"),
+        part,
     }
 }
 

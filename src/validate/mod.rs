@@ -255,6 +255,7 @@ mod tests {
                 depth: 2,
                 tokens: 10,
                 text: String::new(),
+                part: Default::default(),
             }],
             omitted: vec![],
             features: SliceFeatures::default(),

@@ -1,0 +1,248 @@
+//! Types and constants the shown code is instantiated with: functor structs passed as
+//! template arguments (`rocblas_fetch_amax_amin<S>`, whose `operator()` a kernel calls
+//! as `FETCH{}(x, i)`) and object-like `#define`s (`ROCBLAS_IAMAX_NB`, `BS1`). Neither
+//! is a call the graph follows, yet an answer about the kernel needs them: how ties
+//! break, how many threads a block has.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::Trees;
+use crate::model::LibraryIndex;
+
+/// Where one definition sits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Definition {
+    /// The struct's or the macro's name.
+    pub name: String,
+    /// Library whose tree holds it.
+    pub lib: String,
+    /// File relative to that tree's root.
+    pub file: String,
+    /// First line (a functor's `template <...>` line, a macro's `#define`).
+    pub start: u32,
+    /// Last line (a functor's `};`, a macro's last continued line).
+    pub end: u32,
+}
+
+/// Functor structs and constant macros of the indexed trees, by name.
+#[derive(Debug, Default)]
+pub struct Definitions {
+    /// Struct name -> (lib, file, first and last line of an `operator()`).
+    functors: HashMap<String, Vec<(String, String, u32, u32)>>,
+    /// Macro name -> (lib, file, `#define` line), object-like macros with a value only.
+    constants: HashMap<String, Vec<(String, String, u32)>>,
+}
+
+/// At most this many definitions of one kind are shown for a slice.
+const MAX_FUNCTORS: usize = 6;
+const MAX_CONSTANTS: usize = 10;
+
+impl Definitions {
+    /// Reads the functors (structs with an `operator()`) and the constant macros of
+    /// every index.
+    pub fn new(indexes: &[&LibraryIndex]) -> Definitions {
+        let mut d = Definitions::default();
+        for idx in indexes {
+            for f in &idx.files {
+                for s in f.symbols.iter().filter(|s| s.name == "operator()") {
+                    let Some(base) = struct_name(&s.scope) else {
+                        continue;
+                    };
+                    d.functors.entry(base.to_string()).or_default().push((
+                        idx.lib.clone(),
+                        f.path.clone(),
+                        s.line,
+                        s.end_line,
+                    ));
+                }
+                for m in f.macros.iter().filter(|m| m.params.is_none()) {
+                    if is_constant(&m.body) {
+                        d.constants.entry(m.name.clone()).or_default().push((
+                            idx.lib.clone(),
+                            f.path.clone(),
+                            m.line,
+                        ));
+                    }
+                }
+            }
+        }
+        d
+    }
+
+    /// The functors and constants `texts` name (in order of first mention), where a
+    /// tree holds their definition. Template parameters of the texts are not looked
+    /// up: `NB` in `template <int NB>` is no macro of the tree whatever its spelling.
+    pub fn named_in(&self, texts: &[&str], lib: &str, trees: &Trees) -> Vec<Definition> {
+        let params = template_parameters(texts);
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        let (mut functors, mut constants) = (0, 0);
+        for w in texts.iter().flat_map(|t| identifiers(t)) {
+            if params.contains(w) || !seen.insert(w) {
+                continue;
+            }
+            if let Some(defs) = self.functors.get(w).filter(|_| functors < MAX_FUNCTORS) {
+                // The same library's first; one struct per file (specializations of one
+                // name in one header are shown together).
+                let mut files = BTreeSet::new();
+                let mut ds: Vec<&(String, String, u32, u32)> = defs.iter().collect();
+                ds.sort_by_key(|(l, f, a, _)| (l != lib, f.clone(), *a));
+                let mut any = false;
+                for (l, f, a, b) in ds.into_iter().take(3) {
+                    let Ok(lines) = trees.lines(l, f) else {
+                        continue;
+                    };
+                    let Some((start, end)) = struct_range(&lines, w, *a, *b) else {
+                        continue;
+                    };
+                    if !files.insert((f.clone(), start)) {
+                        continue;
+                    }
+                    out.push(Definition {
+                        name: w.to_string(),
+                        lib: l.clone(),
+                        file: f.clone(),
+                        start,
+                        end,
+                    });
+                    any = true;
+                }
+                functors += usize::from(any);
+            } else if let Some(defs) = self.constants.get(w).filter(|_| constants < MAX_CONSTANTS) {
+                let Some((l, f, line)) = defs
+                    .iter()
+                    .min_by_key(|(l, f, a)| (l != lib, f.clone(), *a))
+                else {
+                    continue;
+                };
+                let Ok(lines) = trees.lines(l, f) else {
+                    continue;
+                };
+                let mut end = *line;
+                while lines
+                    .get(end as usize - 1)
+                    .is_some_and(|t| t.trim_end().ends_with('\\'))
+                    && end < line + 10
+                {
+                    end += 1;
+                }
+                out.push(Definition {
+                    name: w.to_string(),
+                    lib: l.clone(),
+                    file: f.clone(),
+                    start: *line,
+                    end,
+                });
+                constants += 1;
+            }
+        }
+        out
+    }
+}
+
+/// `rocblas_default_value<rocblas_index_value_t<T>>` -> `rocblas_default_value`; the
+/// innermost class of a qualified scope.
+fn struct_name(scope: &str) -> Option<&str> {
+    let head = scope.split('<').next()?;
+    let name = head.rsplit("::").next()?.trim();
+    (!name.is_empty()).then_some(name)
+}
+
+/// A macro body that is a value (a number or an expression of numbers and names), not
+/// an attribute, a string or a statement.
+fn is_constant(body: &str) -> bool {
+    let b = body.trim();
+    !b.is_empty()
+        && b.chars().any(|c| c.is_ascii_digit())
+        && !b.contains(['"', '{', '}', ';', '#'])
+        && !b.starts_with("__")
+}
+
+fn ident_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(r"[A-Za-z_][A-Za-z0-9_]*").expect("static regex"))
+}
+
+fn identifiers(text: &str) -> impl Iterator<Item = &str> {
+    ident_re().find_iter(text).map(|m| m.as_str())
+}
+
+/// The names `template <...>` headers in the texts declare.
+fn template_parameters<'t>(texts: &[&'t str]) -> BTreeSet<&'t str> {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = R.get_or_init(|| Regex::new(r"template\s*<([^>]*)>").expect("static regex"));
+    let mut out = BTreeSet::new();
+    for t in texts {
+        for c in r.captures_iter(t) {
+            let Some(list) = c.get(1) else { continue };
+            for part in list.as_str().split(',') {
+                let decl = part.split('=').next().unwrap_or("");
+                if let Some(name) = identifiers(decl).last() {
+                    out.insert(name);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The lines of the struct `name` around an `operator()` at `a..=b`: from its
+/// `template <...>` line (or the `struct` line) to the `};` that closes it.
+fn struct_range(lines: &[String], name: &str, a: u32, b: u32) -> Option<(u32, u32)> {
+    let at = |l: u32| lines.get(l as usize - 1).map(|s| s.as_str()).unwrap_or("");
+    let opens = |t: &str| {
+        let t = t.trim_start();
+        (t.starts_with("struct ") || t.starts_with("class ")) && identifiers(t).nth(1) == Some(name)
+    };
+    let mut start = (a.saturating_sub(40).max(1)..=a)
+        .rev()
+        .find(|&l| opens(at(l)))?;
+    if start > 1 && at(start - 1).trim_start().starts_with("template") {
+        start -= 1;
+    }
+    let limit = (lines.len() as u32).min(b + 60);
+    let end = (b..=limit).find(|&l| at(l).trim_start().starts_with("};"))?;
+    Some((start, end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn struct_names_drop_arguments_and_scopes() {
+        assert_eq!(
+            struct_name("rocblas_default_value<rocblas_index_value_t<T>>"),
+            Some("rocblas_default_value")
+        );
+        assert_eq!(struct_name("ns::fetch_abs"), Some("fetch_abs"));
+        assert_eq!(struct_name(""), None);
+    }
+
+    #[test]
+    fn constants_are_values_not_attributes_or_strings() {
+        assert!(is_constant("1024") && is_constant("(64 * 4)"));
+        assert!(!is_constant(
+            "__attribute__((amdgpu_flat_work_group_size(1, 1024)))"
+        ));
+        assert!(!is_constant("\"rocblas-bench\"") && !is_constant(""));
+    }
+
+    #[test]
+    fn template_parameters_are_not_looked_up() {
+        let t = "template <int NB, typename FETCH, typename T = float>\nvoid k() { NB; }";
+        let p = template_parameters(&[t]);
+        assert!(p.contains("NB") && p.contains("FETCH") && p.contains("T"));
+    }
+
+    #[test]
+    fn a_functor_is_shown_from_its_template_line_to_its_close() {
+        let src = "// x\ntemplate <typename To>\nstruct fetch_abs\n{\n    template <typename Ti>\n    auto operator()(Ti x) const\n    {\n        return x;\n    }\n};\n";
+        let lines: Vec<String> = src.lines().map(String::from).collect();
+        assert_eq!(struct_range(&lines, "fetch_abs", 5, 9), Some((2, 10)));
+        assert_eq!(struct_range(&lines, "other", 5, 9), None);
+    }
+}
