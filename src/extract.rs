@@ -347,6 +347,7 @@ pub fn plan_run(
             let dp = plan(&device_t, &s);
             sp.questions.extend(dp.questions);
             sp.not_asked.extend(dp.not_asked);
+            sp.derived.extend(dp.derived);
             for q in &sp.questions {
                 asked_on_primary.insert((s.family.clone() + &s.variant, q.template_id.clone()));
             }
@@ -380,6 +381,34 @@ pub fn plan_run(
             );
         } else {
             coverage.with_prompts += 1;
+        }
+    }
+    // A question whose answer is the same wherever the code follows one pattern is
+    // asked once per pattern, about the first family (in name order) that has it.
+    let mut first_of: BTreeMap<String, &str> = BTreeMap::new();
+    for (fk, slices_of) in per_family.iter_mut().enumerate() {
+        for qs in slices_of.iter_mut() {
+            qs.retain(|q| {
+                let Some(p) = &q.pattern else {
+                    return true;
+                };
+                match first_of.get(p) {
+                    Some(&fam) if fam != fams[fk] => {
+                        *not_asked
+                            .entry(format!(
+                                "{}: asked once per pattern, with family {fam}",
+                                q.template_id
+                            ))
+                            .or_default() += 1;
+                        false
+                    }
+                    Some(_) => true,
+                    None => {
+                        first_of.insert(p.clone(), fams[fk]);
+                        true
+                    }
+                }
+            });
         }
     }
     let mut questions = Vec::new();
@@ -1062,30 +1091,55 @@ pub fn planning(planned: &Planned) -> crate::emit::Planning {
 }
 
 /// Share of prompt tokens (percent) an LRU cache of `capacity` tokens serves from
-/// cached prefixes when the questions are sent in planned order: a question's prefix
-/// (system prompt and slice) is a hit when the same slice's prefix is still cached.
+/// cached prefixes when the questions are sent in planned order: a question's pieces
+/// are a hit as far as they match, piece by piece from the first, those of a prompt
+/// still cached (views of one slice share the pieces every question is shown).
 pub fn prefix_cache_share(planned: &Planned, capacity: usize) -> f64 {
-    let mut lru: std::collections::VecDeque<(&str, usize)> = Default::default();
+    type Key<'a> = (&'a str, u32, u32, &'a str);
+    let pieces_of = |id: &str| -> Vec<(Key<'_>, usize)> {
+        planned.slices.get(id).map_or(Vec::new(), |s| {
+            s.pieces
+                .iter()
+                .map(|p| {
+                    (
+                        (p.file.as_str(), p.start, p.end, p.sha256.as_str()),
+                        p.tokens,
+                    )
+                })
+                .collect()
+        })
+    };
+    type Cached<'a> = (&'a str, Vec<(Key<'a>, usize)>, usize);
+    let mut lru: std::collections::VecDeque<Cached<'_>> = Default::default();
     let mut held = 0usize;
     let (mut hit, mut total) = (0usize, 0usize);
     for q in &planned.questions {
         total += q.prompt_tokens;
-        let prefix = planned
-            .slices
-            .get(&q.slice_id)
-            .map_or(0, |s| s.tokens)
-            .min(q.prompt_tokens);
-        if let Some(k) = lru.iter().position(|(id, _)| *id == q.slice_id) {
-            hit += prefix;
+        if let Some(k) = lru.iter().position(|(id, _, _)| *id == q.slice_id) {
+            hit += lru[k].2.min(q.prompt_tokens);
             let e = lru.remove(k).expect("position is in range");
             lru.push_back(e);
             continue;
         }
-        lru.push_back((q.slice_id.as_str(), prefix));
+        let mine = pieces_of(&q.slice_id);
+        let shared = lru
+            .iter()
+            .map(|(_, theirs, _)| {
+                mine.iter()
+                    .zip(theirs)
+                    .take_while(|(a, b)| a.0 == b.0)
+                    .map(|(a, _)| a.1)
+                    .sum::<usize>()
+            })
+            .max()
+            .unwrap_or(0);
+        hit += shared.min(q.prompt_tokens);
+        let prefix: usize = mine.iter().map(|x| x.1).sum::<usize>().min(q.prompt_tokens);
+        lru.push_back((q.slice_id.as_str(), mine, prefix));
         held += prefix;
         while held > capacity {
             match lru.pop_front() {
-                Some((_, t)) => held -= t,
+                Some((_, _, t)) => held -= t,
                 None => break,
             }
         }

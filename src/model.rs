@@ -766,6 +766,11 @@ pub struct Question {
     /// The bug planted in the code shown (find-the-bug tasks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mutation: Option<Mutation>,
+    /// For a question whose ideal answer is the same wherever the code follows one
+    /// pattern: that pattern (the template's `pattern` keys and their values). A run
+    /// asks it once per pattern, about the first family that has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
 }
 
 /// Question categories, one per `question_templates/<file>.toml`; the entry schema's

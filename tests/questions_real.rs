@@ -131,7 +131,12 @@ fn planned(lib: &str) -> &'static Planned {
 }
 
 fn slice_of<'p>(p: &'p Planned, q: &Question) -> &'p Slice {
-    &p.slices[&q.slice_id]
+    p.slices.get(&q.slice_id).unwrap_or_else(|| {
+        panic!(
+            "{} ({}): slice {} not planned",
+            q.id, q.template_id, q.slice_id
+        )
+    })
 }
 
 /// Does the slice show its target whole, in one piece?
@@ -302,7 +307,8 @@ fn ex_families_have_slices() {
         }
     }
     // A family's `_ex` forms may share another family's slice (dotc_ex runs dot_ex's
-    // code): then they are listed among that slice's APIs.
+    // code), or their own base form's when the code shown is the same: then they are
+    // listed among that slice's APIs.
     let family_of: BTreeMap<&str, &str> = main
         .api
         .iter()
@@ -311,7 +317,6 @@ fn ex_families_have_slices() {
     let with: BTreeSet<&str> = p
         .slices
         .values()
-        .filter(|s| s.variant == "ex")
         .flat_map(|s| s.apis.iter())
         .filter(|a| a.contains("_ex"))
         .filter_map(|a| family_of.get(a.as_str()).copied())
@@ -369,7 +374,9 @@ fn grouped_requests_send_a_fraction_of_the_tokens() {
             f.prompt_tokens_per_question,
             f.not_asked.values().sum::<usize>()
         );
-        assert!(share <= 30.0, "{lib}: grouped {share:.1}%");
+        // Each question is shown only the parts it needs, so one by one costs less
+        // and grouping saves a smaller share of it.
+        assert!(share <= 35.0, "{lib}: grouped {share:.1}%");
         assert!(f.prefix_cache_share >= 70.0, "{lib}: {f:?}");
     }
 }
@@ -390,7 +397,9 @@ fn solver_64_slices_hold_their_64_code() {
         .collect();
     let mut wrong = Vec::new();
     let (mut slices, mut with_rocblas) = (0, 0);
-    for s in p.slices.values() {
+    // What questions are shown (a slice's context no question names is never shown).
+    let asked: BTreeSet<&str> = p.questions.iter().map(|q| q.slice_id.as_str()).collect();
+    for s in p.slices.values().filter(|s| asked.contains(s.id.as_str())) {
         let ilp64 = s.variant == "64";
         let from_rocblas: Vec<&str> = s
             .pieces
@@ -445,7 +454,8 @@ fn solver_slices_that_call_rocblas_show_the_kernel_they_reach() {
     let p = planned("rocsolver");
     let (mut calling, mut showing) = (0, 0);
     let mut missing = Vec::new();
-    for s in p.slices.values() {
+    // Whole slices: a question is shown the rocBLAS part only when it needs it.
+    for s in p.slices.values().filter(|s| !s.id.contains(['~', '#'])) {
         // A rocBLAS kernel the API launches (never one its conditions rule out).
         let Some(reached) = s.focus.values.get("cross_reached") else {
             continue;
@@ -551,5 +561,54 @@ fn question_targets_are_launched_under_what_the_api_fixes() {
             "{lib}: {noted} of {} slices name kernels their API never launches",
             p.slices.len()
         );
+    }
+}
+
+/// The causes that make a prompt weak or broken, counted by `scripts/prompt_causes.py`
+/// over what a reader sees (the prompts as `extract --dry-run` writes them, and the
+/// trees), not over rocqa's own slice data.
+#[test]
+fn prompt_causes_counted_by_script() {
+    let l = layout();
+    let dir = std::env::temp_dir().join(format!("rocqa-causes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut args = vec![
+        l.root.join("scripts/prompt_causes.py").display().to_string(),
+        "--json".into(),
+    ];
+    for (lib, version) in [("rocblas", "6.4.4"), ("rocsolver", "6.4.3")] {
+        let path = dir.join(format!("{lib}.jsonl"));
+        let text: String = planned(lib)
+            .questions
+            .iter()
+            .map(|q| serde_json::to_string(q).unwrap() + "\n")
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        let tree = rocqa::source::tree_path(&l.sources(), lib, version).unwrap();
+        args.push(tree.display().to_string());
+        args.push(path.display().to_string());
+    }
+    let out = std::process::Command::new("python3").args(&args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    for (path, r) in report.as_object().unwrap() {
+        let n = r["prompts"].as_u64().unwrap() as f64;
+        let share = |k: &str| r["causes"][k].as_u64().unwrap_or(0) as f64 * 100.0 / n;
+        println!("{path}: {} prompts, causes {}", n, r["causes"]);
+        // Measured when views and patterns landed: a guard, not the goal (0).
+        assert!(share("generic") <= 10.0, "{path}: {r}");
+        for k in [
+            "work-left-out",
+            "functor-missing",
+            "constant-missing",
+            "doc-missing",
+            "other-kernels",
+            "base-unasked",
+            "dispatch-premise",
+        ] {
+            assert!(share(k) <= 3.0, "{path}: {k}: {r}");
+        }
+        assert!(share("other-library") <= 20.0, "{path}: {r}");
     }
 }

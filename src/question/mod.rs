@@ -118,6 +118,11 @@ pub struct TemplateSpec {
     /// bug (find-the-bug tasks, see `question::mutate`); the answer is checked against it.
     #[serde(default)]
     pub mutate: bool,
+    /// What makes two families' ideal answers the same: the question is asked once per
+    /// distinct value of these keys over a run, about the first family that has it.
+    /// Keys: `variant`, `folder` (of the code the question is about), or a placeholder.
+    #[serde(default)]
+    pub pattern: Vec<String>,
     /// The parts of the slice the question is shown (see [`crate::model::PiecePart`]):
     /// `path`, `target`, `work`, `base`, `cross`, `context`. Pieces the question names
     /// (a function, a `file:line` site) are shown whatever their part.
@@ -191,6 +196,8 @@ pub struct Template {
     pub needs: Vec<String>,
     /// Parts of the slice the question is shown.
     pub shows: Vec<PiecePart>,
+    /// Keys of the pattern it is asked once per (empty: once per slice).
+    pub pattern: Vec<String>,
     /// `file:line` it came from.
     pub origin: String,
 }
@@ -345,6 +352,14 @@ pub fn parse_templates(text: &str, name: &str) -> Result<Vec<Template>, Template
                 }
             }
         }
+        for k in &t.pattern {
+            if k != "variant" && k != "folder" && !PLACEHOLDERS.contains(&k.as_str()) {
+                return Err(bad(
+                    "pattern",
+                    format!("unknown pattern key `{k}`; known: variant, folder, or a placeholder"),
+                ));
+            }
+        }
         if !["skip", "also", "only"].contains(&t.twins.as_str()) {
             return Err(bad(
                 "twins",
@@ -418,6 +433,7 @@ pub fn parse_templates(text: &str, name: &str) -> Result<Vec<Template>, Template
             phrasings: t.phrasings.iter().map(|p| p.trim().to_string()).collect(),
             needs: t.needs,
             shows,
+            pattern: t.pattern,
             origin: format!("{name}:{line}"),
         });
     }
@@ -667,7 +683,28 @@ fn value(s: &Slice, ph: &str) -> Result<String, String> {
         "launch_site" => site("launch_site")?,
         "grid_limit_site" => site("grid_limit_site")?,
         "info_site" => site("info_site")?,
-        "arch_site" => site("arch_site")?,
+        // A choice the API's own code makes on the way to its kernel, not one inside
+        // the paired library's code or in code other questions were cut for.
+        "arch_site" | "threshold_site" => {
+            let v = site(ph)?;
+            let (file, line) = v.rsplit_once(':').unwrap_or((&v, ""));
+            let line: u32 = line
+                .split('-')
+                .next()
+                .and_then(|l| l.parse().ok())
+                .unwrap_or(0);
+            let own = s.pieces.iter().any(|p| {
+                p.file == file
+                    && p.lib == s.lib
+                    && p.part <= PiecePart::Work
+                    && p.start <= line
+                    && line <= p.end
+            });
+            if !own {
+                return Err(format!("{ph} is not in the API's own code on its path"));
+            }
+            v
+        }
         "twin" => {
             if f.twin_of.is_empty() {
                 return Err("no twin family".into());
@@ -677,7 +714,6 @@ fn value(s: &Slice, ph: &str) -> Result<String, String> {
         "cross_kernel" => need(&f.cross_kernel, "kernel of the other library")?,
         "workspace_fn" => need(&val("workspace_fn")?, "workspace-size function")?,
         "barrier" => site("barrier")?,
-        "threshold_site" => site("threshold_site")?,
         "hand_over" => {
             let v = val("hand_over")?;
             let caller = v
@@ -850,6 +886,32 @@ pub fn prompt_head(s: &Slice) -> String {
     )
 }
 
+/// The pattern a question of `t` follows on slice `s` (see `TemplateSpec::pattern`).
+fn pattern_of(t: &Template, s: &Slice) -> Option<String> {
+    if t.pattern.is_empty() {
+        return None;
+    }
+    let folder = || {
+        let file = s
+            .pieces
+            .iter()
+            .find(|p| p.name == s.focus.variant_impl || p.name == s.focus.target)
+            .or_else(|| s.pieces.iter().find(|p| p.role == PieceRole::Entry))
+            .map_or("", |p| p.file.as_str());
+        file.rsplit_once('/').map_or("", |x| x.0).to_string()
+    };
+    let keys: Vec<String> = t
+        .pattern
+        .iter()
+        .map(|k| match k.as_str() {
+            "variant" => s.variant.clone(),
+            "folder" => folder(),
+            ph => value(s, ph).unwrap_or_default(),
+        })
+        .collect();
+    Some(format!("{} [{}]", t.id, keys.join(", ")))
+}
+
 /// `file:line` and `file:start-end` sites a text names.
 fn named_sites(text: &str) -> Vec<(&str, u32, u32)> {
     static R: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
@@ -875,23 +937,28 @@ fn names(text: &str, name: &str) -> bool {
         })
 }
 
-/// What one question is shown of its slice: the parts its template shows, and every
-/// piece its text names (a function by name, a `file:line` site inside it). The rest
+/// What a question is shown of its slice: the parts its template shows, and every
+/// piece the `texts` name (a function by name, a `file:line` site inside it). The rest
 /// was cut for the slice's other questions: a launch-shape question needs no
 /// base-form code, a question on a rocSOLVER kernel no rocBLAS gemv. The id is the
 /// slice's; [`view_id`] names a view that drops something.
-pub fn view(s: &Slice, shows: &[PiecePart], text: &str) -> Slice {
-    let sites = named_sites(text);
+pub fn view(s: &Slice, shows: &[PiecePart], texts: &[&str]) -> Slice {
+    let sites: Vec<(&str, u32, u32)> = texts.iter().flat_map(|t| named_sites(t)).collect();
     let named = |p: &SlicePiece| {
-        names(text, &p.name)
+        texts.iter().any(|t| names(t, &p.name))
             || sites
                 .iter()
                 .any(|&(f, a, b)| f == p.file && a <= p.end && p.start <= b)
     };
+    // The paired library's code is shown with the path into it, or not at all.
+    let cross = s
+        .pieces
+        .iter()
+        .any(|p| p.part == PiecePart::Cross && named(p));
     let pieces: Vec<SlicePiece> = s
         .pieces
         .iter()
-        .filter(|p| shows.contains(&p.part) || named(p))
+        .filter(|p| shows.contains(&p.part) || named(p) || (cross && p.part == PiecePart::Cross))
         .cloned()
         .collect();
     let omitted = s
@@ -931,15 +998,37 @@ pub fn plan(templates: &[Template], s: &Slice) -> SlicePlan {
     let head = prompt_head(s);
     let mut out = SlicePlan::default();
     let mut views: Vec<(Slice, String, usize)> = Vec::new();
+    let mut filled: Vec<(&Template, String)> = Vec::new();
     for t in templates.iter().filter(|t| applies(t, s)) {
-        let text = match fill(t, s) {
-            Ok(x) => x,
-            Err(why) => {
-                out.not_asked.push((t.id.clone(), why));
-                continue;
-            }
+        match fill(t, s) {
+            Ok(x) => filled.push((t, x)),
+            Err(why) => out.not_asked.push((t.id.clone(), why)),
+        }
+    }
+    // Questions showing the same parts are shown one view: the pieces any of them
+    // names join it (a workspace function, the line of an `info` store), so they share
+    // one request and one cached prefix.
+    let texts_of = |shows: &[PiecePart]| -> Vec<&str> {
+        filled
+            .iter()
+            .filter(|(t, _)| t.shows == shows)
+            .map(|(_, x)| x.as_str())
+            .collect()
+    };
+    for (t, text) in filled.iter().map(|(t, x)| (*t, x.clone())) {
+        let shared = view(s, &t.shows, &texts_of(&t.shows));
+        let own = view(s, &t.shows, &[&text]);
+        // A kernel joins only the view of the question that names it: shown to the
+        // others it would read as part of their answer.
+        let mut v = Slice {
+            pieces: shared
+                .pieces
+                .into_iter()
+                .filter(|p| p.role != PieceRole::Kernel || own.pieces.contains(p))
+                .collect(),
+            ..own
         };
-        let mut v = view(s, &t.shows, &text);
+        v.tokens = v.pieces.iter().map(|p| p.tokens).sum();
         if let Err(why) = fill(t, &v) {
             out.not_asked.push((
                 t.id.clone(),
@@ -1009,6 +1098,7 @@ pub fn plan(templates: &[Template], s: &Slice) -> SlicePlan {
             ],
             prompt_tokens,
             mutation,
+            pattern: pattern_of(t, v),
         });
     }
     out.derived.extend(

@@ -75,7 +75,16 @@ impl Definitions {
     /// The functors and constants `texts` name (in order of first mention), where a
     /// tree holds their definition. Template parameters of the texts are not looked
     /// up: `NB` in `template <int NB>` is no macro of the tree whatever its spelling.
-    pub fn named_in(&self, texts: &[&str], lib: &str, trees: &Trees) -> Vec<Definition> {
+    ///
+    /// Of several structs of one name (specializations, the `_64` copies), those in a
+    /// file the slice already shows are taken, else the first by library and path.
+    pub fn named_in(
+        &self,
+        texts: &[&str],
+        lib: &str,
+        shown_files: &BTreeSet<(&str, &str)>,
+        trees: &Trees,
+    ) -> Vec<Definition> {
         let params = template_parameters(texts);
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
@@ -88,10 +97,16 @@ impl Definitions {
                 // The same library's first; one struct per file (specializations of one
                 // name in one header are shown together).
                 let mut files = BTreeSet::new();
+                let shown = |l: &str, f: &str| shown_files.contains(&(l, f));
                 let mut ds: Vec<&(String, String, u32, u32)> = defs.iter().collect();
-                ds.sort_by_key(|(l, f, a, _)| (l != lib, f.clone(), *a));
+                ds.sort_by_key(|(l, f, a, _)| (!shown(l, f), l != lib, f.clone(), *a));
+                let take = if ds.first().is_some_and(|(l, f, _, _)| shown(l, f)) {
+                    ds.iter().filter(|(l, f, _, _)| shown(l, f)).count().min(3)
+                } else {
+                    1
+                };
                 let mut any = false;
-                for (l, f, a, b) in ds.into_iter().take(3) {
+                for (l, f, a, b) in ds.into_iter().take(take) {
                     let Ok(lines) = trees.lines(l, f) else {
                         continue;
                     };

@@ -690,7 +690,7 @@ pub fn cut(
     let allowance = |part: PiecePart| match part {
         PiecePart::Path | PiecePart::Target | PiecePart::Base => (0, hard_cap),
         PiecePart::Work => (1, limits.budget_tokens),
-        PiecePart::Cross => (2, limits.budget_tokens),
+        PiecePart::Cross => (2, hard_cap),
         PiecePart::Context => (3, limits.budget_tokens / 2),
     };
     let mut used_by = [0usize; 4];
@@ -798,7 +798,12 @@ pub fn cut(
             .filter(|(_, p)| p.part <= PiecePart::Work)
             .map(|(_, p)| p.text.as_str())
             .collect();
-        for d in defs.named_in(&texts, &g.lib, trees) {
+        let files: BTreeSet<(&str, &str)> = pieces
+            .iter()
+            .map(|(_, p)| (p.lib.as_str(), p.file.as_str()))
+            .collect();
+        let found = defs.named_in(&texts, &g.lib, &files, trees);
+        for d in found {
             let lines = trees.lines(&d.lib, &d.file)?;
             if !seen_ranges.insert((d.lib.clone(), d.file.clone(), d.start, d.end)) {
                 continue;
@@ -989,7 +994,7 @@ fn dedup_overloads(
 }
 
 /// The first line of the doc comment right above a declaration (or the declaration's
-/// own line when there is none), at most 60 lines up.
+/// own line when there is none), at most 200 lines up (rocSOLVER documents an API in up to ~150).
 fn doc_comment_start(lines: &[String], decl: u32) -> u32 {
     let mut l = decl.saturating_sub(1);
     while l >= 1 && lines[l as usize - 1].trim().is_empty() {
@@ -998,7 +1003,7 @@ fn doc_comment_start(lines: &[String], decl: u32) -> u32 {
     if l == 0 || !lines[l as usize - 1].trim_end().ends_with("*/") {
         return decl;
     }
-    let stop = decl.saturating_sub(60).max(1);
+    let stop = decl.saturating_sub(200).max(1);
     let mut k = l;
     while k >= stop {
         if lines[k as usize - 1].trim_start().starts_with("/*") {

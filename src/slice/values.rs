@@ -134,10 +134,33 @@ pub fn read(
                         .values
                         .insert("shape".into(), format!("dim3 {}", dims.join(", dim3 ")));
                 }
+                // A launcher that launches the target at several live sites reaches it
+                // under each one's condition: no single condition is "the" one.
+                // (Read off the launcher's text: the graph keeps one edge per callee.)
+                let kernel = &g.nodes[t].name;
+                let launches = |l: &str| {
+                    l.contains(kernel.as_str())
+                        && (l.contains("LAUNCH") || l.contains("<<<") || l.contains("hipLaunch"))
+                };
+                let sites: Vec<u32> = g
+                    .nodes
+                    .iter()
+                    .filter(|n| {
+                        n.name == focus.launcher
+                            && n.file == lp.file
+                            && (n.start_line..=n.end_line).contains(&line)
+                    })
+                    .take(1)
+                    .flat_map(|n| n.start_line..=n.end_line)
+                    .filter(|&l| launches(body(l)) && !dead(lp, l))
+                    .collect();
                 // The conditions the facts read for this launch, with what the API
                 // fixes: exact, and none when the launch is unconditional for it. Without
                 // them, the nearest `if` above the launch.
-                match runs.and_then(|d| d.launch_conditions.get(&(file.clone(), line))) {
+                let launch_conditions = runs
+                    .and_then(|d| d.launch_conditions.get(&(file.clone(), line)))
+                    .filter(|_| sites.len() <= 1);
+                match launch_conditions {
                     Some(conds) => {
                         let open: Vec<String> = conds
                             .iter()
@@ -157,6 +180,7 @@ pub fn read(
                                 .insert("condition".into(), clip(&open.join(" && "), 120));
                         }
                     }
+                    None if sites.len() > 1 => {}
                     None => {
                         for l in (lp.start.max(line.saturating_sub(25))..line).rev() {
                             if let Some(c) = p.cond.captures(body(l).trim()) {

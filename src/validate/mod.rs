@@ -275,6 +275,7 @@ mod tests {
             messages: vec![],
             prompt_tokens: 0,
             mutation: None,
+            pattern: None,
         };
         (q, slice, trees, dir)
     }
