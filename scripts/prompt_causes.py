@@ -15,7 +15,8 @@ Causes (a prompt is counted once per cause):
                      launcher and no `#define` of it is shown
   doc-missing        an api-contract question promises a documentation comment that the
                      declaration block does not have
-  other-library      a rocSOLVER prompt shows 40+ lines of rocBLAS code whose functions
+  other-library      a rocSOLVER prompt about its own code shows 40+ lines of rocBLAS
+                     code (files of the newest rocblas-* tree beside it) whose functions
                      the question does not name
   base-unasked       base-form code in a prompt whose question compares no variants
   other-kernels      a kernel other than the one asked about is shown whole, unnamed
@@ -42,6 +43,7 @@ GENERIC = {
     "edge.grid-limits",
     "a2k.entry-macro",
 }
+CHECK_TEMPLATES = {"edge.quick-return", "edge.zero-sizes"}
 VARIANT_TEMPLATES = {"a2k.variant-path", "mem.variant-layout", "perf.variant-threshold"}
 KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "static_cast", "decltype"}
 
@@ -61,6 +63,15 @@ def constants_of(tree):
                 m = DEFINE.match(line)
                 if m and not m.group(2) and re.search(r"\d", m.group(3)) and '"' not in m.group(3):
                     out.add(m.group(1))
+    return out
+
+
+def files_of(tree):
+    """Paths of a tree's files, relative to its root."""
+    out = set()
+    for root, _, files in os.walk(tree):
+        for f in files:
+            out.add(os.path.relpath(os.path.join(root, f), tree))
     return out
 
 
@@ -95,7 +106,7 @@ def params(text):
 
 
 
-def causes(r, constants, lib):
+def causes(r, constants, lib, own=frozenset(), paired=frozenset()):
     user = r["messages"][-1][1]
     q = r["text"]
     bs = blocks(user)
@@ -115,7 +126,8 @@ def causes(r, constants, lib):
         ps = set().union(*(params(t) for t in texts))
         used = {w for t in texts for w in IDENT.findall(re.sub(r"//.*", "", t)) if w in constants and w not in ps}
         shown_defs = set(re.findall(r"#\s*define\s+([A-Za-z_][A-Za-z0-9_]*)", user))
-        if used - shown_defs:
+        # Questions about the checks before a launch ask nothing of the kernel's values.
+        if used - shown_defs and r["template_id"] not in CHECK_TEMPLATES:
             found.add("constant-missing")
         for b in kernels:
             if b is not target and not re.search(r"\b%s\b" % re.escape(b[3]), q):
@@ -125,8 +137,10 @@ def causes(r, constants, lib):
         decl = next((b for b in bs if b[4] == "public declaration"), None)
         if decl is None or not re.search(r"/\*|//", decl[5]):
             found.add("doc-missing")
-    if lib == "rocsolver":
-        other = [b for b in bs if b[0].startswith("library/src/blas") or "/rocblas" in b[0] or b[0].startswith("library/include/internal/rocblas")]
+    aimed_there = target is not None and target[0] in paired and target[0] not in own
+    if lib == "rocsolver" and paired and not aimed_there:
+        # rocBLAS code: a file of the rocBLAS tree that the rocSOLVER tree does not have.
+        other = [b for b in bs if b[0] in paired and b[0] not in own]
         lines = sum(b[2] - b[1] + 1 for b in other if not re.search(r"\b%s\b" % re.escape(b[3]), q))
         if lines >= 40:
             found.add("other-library")
@@ -151,10 +165,16 @@ def main(argv):
     for tree, path in zip(args[::2], args[1::2]):
         lib = "rocsolver" if "rocsolver" in os.path.basename(tree.rstrip("/")) else "rocblas"
         constants = constants_of(tree)
+        own, paired = files_of(tree), set()
+        if lib == "rocsolver":
+            parent = os.path.dirname(os.path.abspath(tree.rstrip("/")))
+            pairs = sorted(d for d in os.listdir(parent) if d.startswith("rocblas-"))
+            if pairs:
+                paired = files_of(os.path.join(parent, pairs[-1]))
         rows = [json.loads(l) for l in open(path)]
         c = Counter()
         for r in rows:
-            c.update(causes(r, constants, lib))
+            c.update(causes(r, constants, lib, own, paired))
         tokens = sum(r.get("prompt_tokens", 0) for r in rows)
         report[path] = {"prompts": len(rows), "prompt_tokens": tokens, "causes": dict(sorted(c.items()))}
     if as_json:

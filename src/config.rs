@@ -84,7 +84,8 @@ pub struct ExtractSection {
     /// Tokens a slice may hold (default 6000).
     #[serde(default = "default_budget")]
     pub budget_tokens: usize,
-    /// A single function longer than this is cut to its head (default 2500).
+    /// A single function longer than this is shown as windows around the calls that
+    /// lead on (default: [`crate::slice::SliceLimits::default`]).
     #[serde(default = "default_piece")]
     pub max_piece_tokens: usize,
     /// Folder of question templates, relative to the project root.
@@ -92,11 +93,12 @@ pub struct ExtractSection {
     pub templates: String,
 }
 
+// The slicer's own defaults: one place for both.
 fn default_budget() -> usize {
-    6000
+    crate::slice::SliceLimits::default().budget_tokens
 }
 fn default_piece() -> usize {
-    2500
+    crate::slice::SliceLimits::default().max_piece_tokens
 }
 fn default_templates() -> String {
     "question_templates".into()

@@ -664,8 +664,9 @@ fn a_pointer_mode_rocsolver_sets_decides_the_branches_below_it() {
         .all(|f| !(f.kind == FactKind::PointerMode && f.file == scal)));
     // rocblas_syr2k_her2k_kernels.cpp:540 pushes host mode in the template's own block
     // (alpha and beta copied to the host by then): the device-mode launches of
-    // rocblas_syr2k_her2k_kernel at :396 and :420 are not rocblas_ssyr2k's.
-    let syr2k = facts("rocblas", "rocblas_ssyr2k");
+    // rocblas_syr2k_her2k_kernel at :396 and :420 are not rocblas_ssyr2k_batched's.
+    // (rocblas_ssyr2k itself returns into the block-recursive path first, :560.)
+    let syr2k = facts("rocblas", "rocblas_ssyr2k_batched");
     let k = "library/src/blas3/rocblas_syr2k_her2k_kernels.cpp";
     assert!(syr2k
         .facts
@@ -870,5 +871,45 @@ fn an_enumerator_a_caller_passes_is_carried_down() {
                 && x.contains("side = rocblas_side_left")),
         "{:?}",
         f.excluded
+    );
+}
+
+/// A return every call of the API takes leaves what follows it unreached: cher2k (one
+/// instance, not batched) returns into the block-recursive path at
+/// rocblas_syr2k_her2k_kernels.cpp:560-562, so the non-recursive template's kernel
+/// (:398) never runs; rocSOLVER's gemm returns into rocblasCall_gemm when every
+/// increment is 1 (roclapack_gemm_specialized_kernels.hpp:192-195), which the
+/// unit-increment overload always passes, so its own gemm_kernel never runs.
+#[test]
+fn a_return_always_taken_leaves_what_follows_unreached() {
+    let her2k = facts("rocblas", "rocblas_cher2k");
+    let k = "library/src/blas3/rocblas_syr2k_her2k_kernels.cpp";
+    assert!(her2k
+        .facts
+        .iter()
+        .all(|f| !(f.kind == FactKind::Launch && f.file == k && (396..=471).contains(&f.line))));
+    assert!(
+        her2k
+            .excluded
+            .iter()
+            .any(|x| x.contains(&format!("at {k}:612"))
+                && x.contains("the return at line 562 always comes first")),
+        "{:#?}",
+        her2k.excluded
+    );
+    let orgtr = facts("rocsolver", "rocsolver_sorgtr");
+    let gemm = "library/src/specialized/roclapack_gemm_specialized_kernels.hpp";
+    assert!(orgtr
+        .facts
+        .iter()
+        .all(|f| !(f.kind == FactKind::Launch && f.subject == "gemm_kernel")));
+    assert!(
+        orgtr
+            .excluded
+            .iter()
+            .any(|x| x.starts_with(&format!("gemm_kernel at {gemm}:"))
+                && x.contains("`inca == 1 && incb == 1 && incc == 1` holds for this API")),
+        "{:#?}",
+        orgtr.excluded
     );
 }

@@ -573,7 +573,10 @@ fn prompt_causes_counted_by_script() {
     let dir = std::env::temp_dir().join(format!("rocqa-causes-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut args = vec![
-        l.root.join("scripts/prompt_causes.py").display().to_string(),
+        l.root
+            .join("scripts/prompt_causes.py")
+            .display()
+            .to_string(),
         "--json".into(),
     ];
     for (lib, version) in [("rocblas", "6.4.4"), ("rocsolver", "6.4.3")] {
@@ -588,8 +591,15 @@ fn prompt_causes_counted_by_script() {
         args.push(tree.display().to_string());
         args.push(path.display().to_string());
     }
-    let out = std::process::Command::new("python3").args(&args).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = std::process::Command::new("python3")
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     std::fs::remove_dir_all(&dir).ok();
     for (path, r) in report.as_object().unwrap() {

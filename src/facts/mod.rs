@@ -901,6 +901,9 @@ impl<'a> FactReader<'a> {
                     let mut shared: Option<Vec<String>> = None;
                     for &at in &sites {
                         let env = binder.env_at(e.from, at);
+                        if earlier_return_taken(&t, &b, at, &env).is_some() {
+                            continue;
+                        }
                         if let Ok(open) = decided(&b.conds_at(at).0, &env) {
                             shared = Some(common_prefix(shared, open));
                         }
@@ -957,6 +960,7 @@ impl<'a> FactReader<'a> {
             .map(|(line, la)| {
                 let env = binder.env_at(i, la.start);
                 let at = b.conds_at(la.start).1;
+                let launch_at = la.start;
                 let (mut f, kv) = if detail {
                     let (mut f, kv) = self.launch_fact(from, to, &t, &b, line, la, pv);
                     // The kernel's name is written in the macro the site invokes.
@@ -987,6 +991,13 @@ impl<'a> FactReader<'a> {
                     };
                     (f, ParamValues::new())
                 };
+                // A return earlier in the function that always fires for this API
+                // (into another path: syr2k's block-recursive one, rocBLAS's gemm for
+                // unit increments) leaves the launch after it unreached.
+                if let Some(why) = earlier_return_taken(&t, &b, launch_at, &env) {
+                    let first = f.line;
+                    return (f, kv, Some((why, first)));
+                }
                 match decided(&f.conditions, &env) {
                     Ok(open) => {
                         f.conditions = open;
@@ -1795,6 +1806,53 @@ fn callers_of(
 
 /// Conditions read with what the API fixes: the ones still open, or why the code
 /// under them never runs for this API (one of them is false).
+/// Why a statement at `at` is never reached: a `return` before it, in the same
+/// function and outside any loop or `switch`, whose conditions past those the two
+/// share all hold for this API.
+fn earlier_return_taken(t: &Text, b: &Body, at: usize, env: &eval::Env) -> Option<String> {
+    let (_, mine) = b.conds_at(at);
+    b.stmts.iter().filter(|s| s.end <= at).find_map(|s| {
+        let text = t.s.get(s.start..s.end)?.trim_start();
+        let rest = text.strip_prefix("return")?;
+        if rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+            return None;
+        }
+        let shared = s
+            .cond_at
+            .iter()
+            .zip(&mine)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let own = &s.conds[shared.min(s.conds.len())..];
+        if own.is_empty()
+            || own.iter().any(|c| {
+                c.starts_with("loop:")
+                    || c.starts_with("switch (")
+                    || c.starts_with("case ")
+                    || c == "default"
+            })
+            || !own.iter().all(|c| condition(c, env) == Truth::True)
+        {
+            return None;
+        }
+        let line = t.line_of(s.start);
+        let known = own
+            .iter()
+            .map(|c| known_names(c, env))
+            .filter(|k| !k.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ");
+        let held = own.join(" && ");
+        Some(if known.is_empty() {
+            format!("the return at line {line} always comes first: `{held}` holds for this API")
+        } else {
+            format!(
+                "the return at line {line} always comes first: `{held}` holds for this API ({known})"
+            )
+        })
+    })
+}
+
 fn decided(conds: &[String], env: &eval::Env) -> Result<Vec<String>, String> {
     let mut open = Vec::new();
     for c in conds {

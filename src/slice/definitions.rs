@@ -38,7 +38,7 @@ pub struct Definitions {
 
 /// At most this many definitions of one kind are shown for a slice.
 const MAX_FUNCTORS: usize = 6;
-const MAX_CONSTANTS: usize = 10;
+const MAX_CONSTANTS: usize = 16;
 
 impl Definitions {
     /// Reads the functors (structs with an `operator()`) and the constant macros of
@@ -144,11 +144,14 @@ impl Definitions {
                 {
                     end += 1;
                 }
+                // A value chosen by the preprocessor (`1` for gfx12 device builds, `0`
+                // else) is shown with its `#if` ... `#endif`, never one arm alone.
+                let (start, end) = conditional_around(&lines, *line, end).unwrap_or((*line, end));
                 out.push(Definition {
                     name: w.to_string(),
                     lib: l.clone(),
                     file: f.clone(),
-                    start: *line,
+                    start,
                     end,
                 });
                 constants += 1;
@@ -156,6 +159,54 @@ impl Definitions {
         }
         out
     }
+}
+
+/// The `#if` ... `#endif` around lines `a..=b`, when one encloses them within a few
+/// lines (a short conditional choosing a value); `None` outside any.
+fn conditional_around(lines: &[String], a: u32, b: u32) -> Option<(u32, u32)> {
+    const REACH: u32 = 12;
+    let directive = |l: u32| {
+        lines
+            .get(l as usize - 1)
+            .map(|t| {
+                t.trim_start()
+                    .trim_start_matches('#')
+                    .trim_start()
+                    .to_string()
+            })
+            .filter(|_| lines[l as usize - 1].trim_start().starts_with('#'))
+    };
+    let mut depth = 0i32;
+    let mut start = None;
+    for l in (a.saturating_sub(REACH).max(1)..a).rev() {
+        match directive(l) {
+            Some(d) if d.starts_with("endif") => depth += 1,
+            Some(d) if d.starts_with("if") => {
+                if depth == 0 {
+                    start = Some(l);
+                    break;
+                }
+                depth -= 1;
+            }
+            _ => {}
+        }
+    }
+    let start = start?;
+    depth = 0;
+    let limit = (lines.len() as u32).min(b + REACH);
+    for l in (b + 1)..=limit {
+        match directive(l) {
+            Some(d) if d.starts_with("if") => depth += 1,
+            Some(d) if d.starts_with("endif") => {
+                if depth == 0 {
+                    return Some((start, l));
+                }
+                depth -= 1;
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// `rocblas_default_value<rocblas_index_value_t<T>>` -> `rocblas_default_value`; the
@@ -251,6 +302,15 @@ mod tests {
         let t = "template <int NB, typename FETCH, typename T = float>\nvoid k() { NB; }";
         let p = template_parameters(&[t]);
         assert!(p.contains("NB") && p.contains("FETCH") && p.contains("T"));
+    }
+
+    #[test]
+    fn a_value_the_preprocessor_chooses_is_shown_with_its_conditional() {
+        let src = "#pragma once\n#if defined(__gfx1200__)\n#define GRID16 1\n#else\n#define GRID16 0\n#endif\n#define OTHER 2\n";
+        let lines: Vec<String> = src.lines().map(String::from).collect();
+        assert_eq!(conditional_around(&lines, 3, 3), Some((2, 6)));
+        assert_eq!(conditional_around(&lines, 5, 5), Some((2, 6)));
+        assert_eq!(conditional_around(&lines, 7, 7), None);
     }
 
     #[test]

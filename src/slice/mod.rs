@@ -86,7 +86,7 @@ impl Default for SliceLimits {
     fn default() -> Self {
         SliceLimits {
             budget_tokens: 6000,
-            max_piece_tokens: 2500,
+            max_piece_tokens: 5000,
         }
     }
 }
@@ -689,11 +689,11 @@ pub fn cut(
     // other questions need.
     let allowance = |part: PiecePart| match part {
         PiecePart::Path | PiecePart::Target | PiecePart::Base => (0, hard_cap),
-        PiecePart::Work => (1, limits.budget_tokens),
+        PiecePart::Work => (1, hard_cap),
         PiecePart::Cross => (2, hard_cap),
         PiecePart::Context => (3, limits.budget_tokens / 2),
     };
-    let mut used_by = [0usize; 4];
+    let mut used_by = [0usize; 5];
     let mut used = 0usize;
     for k in order {
         let pk = &picks[k];
@@ -829,7 +829,9 @@ pub fn cut(
                 None,
             );
             let tokens = count_tokens(&text);
-            let (pool, cap) = allowance(PiecePart::Work);
+            // An allowance of their own: a few lines each, never crowded out by the
+            // helpers picked before them.
+            let (pool, cap) = (4, limits.budget_tokens / 2);
             if used_by[pool] + tokens > cap {
                 omitted.push(omission(
                     &node,
