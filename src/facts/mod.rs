@@ -487,9 +487,17 @@ impl<'a> FactReader<'a> {
                 .into_iter()
                 .filter(|(k, _)| !live.contains(k))
                 .collect(),
-            // Host functions: the steps a path shown may go through.
+            // Host functions: the steps a path shown may go through (not one every
+            // call of which is dead for this API, as after a return always taken).
             unreached: (0..g.nodes.len())
-                .filter(|&i| g.nodes[i].kind == NodeKind::Function && !binder.reached(i))
+                .filter(|&i| {
+                    g.nodes[i].kind == NodeKind::Function
+                        && (!binder.reached(i)
+                            || (i > 1
+                                && self
+                                    .reach_conditions(g, &binder, i, &mut reached, 0)
+                                    .is_none()))
+                })
                 .collect(),
             regions: l.regions,
             launch_conditions: l.own_conditions,

@@ -430,6 +430,12 @@ pub fn cut(
         }
     }
     // Hand-overs to a backend whose code is not in the tree: the call that hands over.
+    // Beside a kernel target they are context, shown to the question that names them.
+    let hand_over_part = if spec.target.is_some() {
+        PiecePart::Context
+    } else {
+        PiecePart::Path
+    };
     for o in (0..g.nodes.len())
         .filter(|&i| g.nodes[i].kind == NodeKind::Opaque)
         .take(2)
@@ -443,7 +449,7 @@ pub fn cut(
                     g,
                     i,
                     Tier::Near,
-                    PiecePart::Path,
+                    hand_over_part,
                     false,
                     vec![line],
                     None,
@@ -691,7 +697,7 @@ pub fn cut(
         PiecePart::Path | PiecePart::Target | PiecePart::Base => (0, hard_cap),
         PiecePart::Work => (1, hard_cap),
         PiecePart::Cross => (2, hard_cap),
-        PiecePart::Context => (3, limits.budget_tokens / 2),
+        PiecePart::Context => (3, limits.budget_tokens),
     };
     let mut used_by = [0usize; 5];
     let mut used = 0usize;
@@ -726,7 +732,13 @@ pub fn cut(
         });
         let mut ranges = vec![(start, end)];
         let whole = block(n, &label, &lines, start, end, expanded.as_deref());
-        if !pk.whole && (pk.compact || count_tokens(&whole) > limits.max_piece_tokens) {
+        let whole_tokens = count_tokens(&whole);
+        // A step of the path that does not fit whole in what is left is shown as
+        // windows around the call that leads on: a chain missing a step is no chain.
+        let squeezed = pk.part == PiecePart::Path
+            && !pk.keep.is_empty()
+            && used_by[allowance(pk.part).0] + whole_tokens > allowance(pk.part).1;
+        if !pk.whole && (pk.compact || squeezed || whole_tokens > limits.max_piece_tokens) {
             // A size or architecture test in a branch the API never takes is no choice of
             // its own: its window would only show dead code.
             let dead = |l: u32| spec.runs.is_some_and(|d| d.dead_line(&n.lib, &n.file, l));

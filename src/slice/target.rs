@@ -45,20 +45,54 @@ pub fn lines_of(g: &InterfaceGraph, i: usize) -> u32 {
     n.end_line.saturating_sub(n.start_line) + 1
 }
 
-/// The breadth-first parent of every node: the caller with the smallest depth (then
-/// the earliest discovered), with the line of the call or launch. Nodes in `never`
-/// (calls the API never makes) are no one's parent, so no path runs through them.
+/// The breadth-first parent of every node: the caller nearest the API (then the
+/// earliest discovered), with the line of the call or launch. Nodes in `never` (calls
+/// the API never makes) are no one's parent, so no path runs through them, and
+/// distances are counted without them: a kernel reached only past a return every call
+/// takes is reached the long way round (syr2k's block-recursive path), not cut off.
 pub fn parents(g: &InterfaceGraph, never: Option<&BTreeSet<usize>>) -> Vec<Option<(usize, u32)>> {
-    let mut p: Vec<Option<(usize, u32)>> = vec![None; g.nodes.len()];
-    for e in &g.edges {
-        if e.to == 0 || e.from == e.to || never.is_some_and(|n| n.contains(&e.from)) {
+    let n = g.nodes.len();
+    let usable = |e: &crate::model::GraphEdge| {
+        e.to != 0
+            && e.from != e.to
+            && e.from < n
+            && e.to < n
+            && !never.is_some_and(|x| x.contains(&e.from))
+    };
+    let mut out_edges: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (k, e) in g.edges.iter().enumerate() {
+        if usable(e) {
+            out_edges[e.from].push(k);
+        }
+    }
+    let mut dist: Vec<Option<u32>> = vec![None; n];
+    let mut q = VecDeque::new();
+    if n > 0 {
+        dist[0] = Some(0);
+        q.push_back(0usize);
+    }
+    while let Some(i) = q.pop_front() {
+        for &k in &out_edges[i] {
+            let to = g.edges[k].to;
+            if dist[to].is_none() {
+                dist[to] = Some(dist[i].unwrap_or(0) + 1);
+                q.push_back(to);
+            }
+        }
+    }
+    let mut p: Vec<Option<(usize, u32)>> = vec![None; n];
+    for e in g.edges.iter().filter(|e| usable(e)) {
+        let (Some(df), Some(dt)) = (dist[e.from], dist[e.to]) else {
+            continue;
+        };
+        if df + 1 != dt {
             continue;
         }
         let better = match p[e.to] {
             None => true,
-            Some((f, _)) => (g.nodes[e.from].depth, e.from) < (g.nodes[f].depth, f),
+            Some((f, _)) => (df, e.from) < (dist[f].unwrap_or(u32::MAX), f),
         };
-        if better && g.nodes[e.from].depth < g.nodes[e.to].depth {
+        if better {
             p[e.to] = Some((e.from, e.line));
         }
     }
