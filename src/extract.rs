@@ -50,13 +50,9 @@ pub struct ExtractPlan {
 }
 
 impl ExtractPlan {
-    /// Does this run take the family: one of its APIs matches `--api` and it falls in this
-    /// machine's shard? Questions and fact entries select families by this one rule.
-    pub fn takes_family(&self, family: &str, members: &[&ApiFunction]) -> bool {
-        self.names_family(members) && self.in_shard(family)
-    }
-
-    /// Does one of the family's APIs match `--api` (any shard's)?
+    /// Does one of the family's APIs match `--api` (any shard's)? A run plans and reads
+    /// the facts of every family it names, and writes those [`Self::in_shard`] keeps:
+    /// what one family is asked or told may depend on the others.
     pub fn names_family(&self, members: &[&ApiFunction]) -> bool {
         self.api_glob
             .as_ref()
@@ -236,7 +232,11 @@ pub fn plan_run(
     let mut fams: Vec<&str> = Vec::new();
     for fam in &in_scope {
         let members = &families[fam];
-        if !p.takes_family(fam, members) {
+        // Every shard plans every family `--api` names: which family a question
+        // asked once per pattern goes to is then the same in every shard, and the
+        // shards' questions add up to the unsharded run's. Other shards' questions
+        // are dropped below.
+        if !p.names_family(members) {
             continue;
         }
         let fk = fams.len();
@@ -369,20 +369,8 @@ pub fn plan_run(
             slices.insert(s.id.clone(), s);
         }
     }
-    for (fk, fam) in fams.iter().enumerate() {
-        let by_merge = merged_into
-            .get(&fk)
-            .is_some_and(|&other| !per_family[other].is_empty());
-        if per_family[fk].is_empty() && !by_merge {
-            coverage.without_prompts.insert(
-                fam.to_string(),
-                "no template applies (no definition reached, or no feature a template needs)"
-                    .into(),
-            );
-        } else {
-            coverage.with_prompts += 1;
-        }
-    }
+    // Which families have questions, before any is asked with another family.
+    let had: Vec<bool> = per_family.iter().map(|q| !q.is_empty()).collect();
     // A question whose answer is the same wherever the code follows one pattern is
     // asked once per pattern, about the first family (in name order) that has it.
     let mut first_of: BTreeMap<String, &str> = BTreeMap::new();
@@ -409,6 +397,28 @@ pub fn plan_run(
                     }
                 }
             });
+        }
+    }
+    // This machine's share.
+    for (fk, fam) in fams.iter().enumerate() {
+        if !p.in_shard(fam) {
+            per_family[fk].clear();
+        }
+    }
+    slices.retain(|_, s: &mut Slice| p.in_shard(&s.family));
+    for (fk, fam) in fams.iter().enumerate() {
+        if !p.in_shard(fam) {
+            continue;
+        }
+        let by_merge = merged_into.get(&fk).is_some_and(|&other| had[other]);
+        if !had[fk] && !by_merge {
+            coverage.without_prompts.insert(
+                fam.to_string(),
+                "no template applies (no definition reached, or no feature a template needs)"
+                    .into(),
+            );
+        } else {
+            coverage.with_prompts += 1;
         }
     }
     let mut questions = Vec::new();
