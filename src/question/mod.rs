@@ -1167,6 +1167,142 @@ pub fn grouped_answer_schema(n: usize) -> serde_json::Value {
 mod tests {
     use super::*;
 
+    fn piece(
+        name: &str,
+        role: PieceRole,
+        part: PiecePart,
+        file: &str,
+        lines: (u32, u32),
+    ) -> SlicePiece {
+        SlicePiece {
+            role,
+            part,
+            name: name.into(),
+            lib: "rocfx".into(),
+            file: file.into(),
+            start: lines.0,
+            end: lines.1,
+            sha256: String::new(),
+            depth: 1,
+            tokens: 10,
+            text: String::new(),
+        }
+    }
+
+    fn parted_slice() -> Slice {
+        Slice {
+            id: "rocfx:1.0:scal".into(),
+            lib: "rocfx".into(),
+            version: "1.0".into(),
+            family: "scal".into(),
+            variant: String::new(),
+            api: "rocfx_sscal".into(),
+            apis: vec!["rocfx_sscal".into()],
+            call_path: vec![],
+            pieces: vec![
+                piece(
+                    "rocfx_scal_impl",
+                    PieceRole::Host,
+                    PiecePart::Path,
+                    "src/scal.cpp",
+                    (1, 40),
+                ),
+                piece(
+                    "scal_kernel",
+                    PieceRole::Kernel,
+                    PiecePart::Target,
+                    "src/scal.hpp",
+                    (10, 30),
+                ),
+                piece(
+                    "NB",
+                    PieceRole::Definition,
+                    PiecePart::Work,
+                    "src/sizes.h",
+                    (3, 3),
+                ),
+                piece(
+                    "scal_workspace",
+                    PieceRole::Host,
+                    PiecePart::Context,
+                    "src/ws.hpp",
+                    (5, 20),
+                ),
+                piece(
+                    "other_kernel",
+                    PieceRole::Kernel,
+                    PiecePart::Context,
+                    "src/other.hpp",
+                    (1, 50),
+                ),
+                piece(
+                    "pairCall_gemv",
+                    PieceRole::Host,
+                    PiecePart::Cross,
+                    "src/pair.hpp",
+                    (1, 9),
+                ),
+                piece(
+                    "pair_gemv_kernel",
+                    PieceRole::Kernel,
+                    PiecePart::Cross,
+                    "src/gemv.hpp",
+                    (1, 60),
+                ),
+            ],
+            omitted: vec![],
+            features: SliceFeatures::default(),
+            difficulty: "L2".into(),
+            tokens: 70,
+            focus: Default::default(),
+        }
+    }
+
+    fn names_in(v: &Slice) -> Vec<&str> {
+        v.pieces.iter().map(|p| p.name.as_str()).collect()
+    }
+
+    #[test]
+    fn a_question_is_shown_its_parts_and_what_it_names() {
+        let s = parted_slice();
+        let shows = [PiecePart::Path, PiecePart::Target, PiecePart::Work];
+        let plain = view(&s, &shows, &["What does scal_kernel compute?"]);
+        assert_eq!(names_in(&plain), ["rocfx_scal_impl", "scal_kernel", "NB"]);
+        assert_eq!(plain.tokens, 30);
+        // Named by function, or by a site inside it; never `scal_kernel_2` for `scal_kernel`.
+        let named = view(
+            &s,
+            &shows,
+            &["How does scal_workspace size it?", "see src/other.hpp:7"],
+        );
+        assert!(names_in(&named).contains(&"scal_workspace"));
+        assert!(names_in(&named).contains(&"other_kernel"));
+        assert!(!names("scal_kernel_2 only", "scal_kernel"));
+        // The paired library's code comes with its path, or not at all.
+        let cross = view(&s, &shows, &["Which grid does pair_gemv_kernel use?"]);
+        assert!(names_in(&cross).contains(&"pairCall_gemv"));
+        assert!(!names_in(&plain).contains(&"pairCall_gemv"));
+    }
+
+    #[test]
+    fn a_view_that_drops_nothing_keeps_the_slice_id() {
+        let s = parted_slice();
+        let all = [
+            PiecePart::Path,
+            PiecePart::Target,
+            PiecePart::Work,
+            PiecePart::Context,
+            PiecePart::Cross,
+        ];
+        let whole = view(&s, &all, &[""]);
+        assert_eq!(view_id(&s, &whole), s.id);
+        let some = view(&s, &all[..3], &[""]);
+        let id = view_id(&s, &some);
+        assert!(id.starts_with("rocfx:1.0:scal~") && id != s.id);
+        // The same pieces, the same id (one request, one cached prefix).
+        assert_eq!(id, view_id(&s, &view(&s, &all[..3], &["another question"])));
+    }
+
     const FILE: &str = r#"
 category = "synchronization"
 
