@@ -432,8 +432,8 @@ fn dry_run_prompts_cover_the_in_scope_families_and_every_category() {
             planned.coverage.without_prompts
         );
         assert_eq!(cats, all_categories, "{lib}: a category has no prompt");
-        // Every prompt fits the slice's most (twice the base budget for the host chain
-        // and a whole target, plus the allowance for the path into the other library)
+        // Every prompt fits the most a question is shown (the path and target, the
+        // target's work, its functors and constants: each an allowance of its own)
         // plus the question and the notes on what is left out or never runs.
         let most = rocqa::slice::SliceLimits::default().max_tokens();
         for q in &planned.questions {

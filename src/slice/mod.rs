@@ -75,10 +75,11 @@ impl SliceLimits {
         self.budget_tokens * 2
     }
 
-    /// The most a slice's pieces may use: the required part plus the allowance for the
-    /// path into the other library and the kernel it reaches there.
+    /// The most one question is shown of a slice: the path, the target and base-form
+    /// code (twice the budget), the target's work (twice the budget) and its functors
+    /// and constants (half the budget), each an allowance of its own.
     pub fn max_tokens(&self) -> usize {
-        self.required_tokens() + self.budget_tokens / 2
+        self.required_tokens() * 2 + self.budget_tokens / 2
     }
 }
 
