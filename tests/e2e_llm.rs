@@ -326,7 +326,7 @@ fn grouped_questions_reach_a_real_llm_in_one_request() {
         "--limit",
         "4",
         "--budget-tokens",
-        "1200",
+        "2000",
         "--concurrency=1",
         "--no-cache",
     ];
