@@ -226,7 +226,7 @@ pub fn plan_run(
                 .iter()
                 .any(|r| device_features.contains(&r.as_str()))
         });
-    let defs = crate::slice::definitions::Definitions::new(indexes);
+    let defs = crate::slice::definitions::Definitions::new(indexes, trees);
     // Cut every slice first: merging and twin detection look across families.
     let mut cut_slices: Vec<(usize, Slice, bool)> = Vec::new(); // (family k, slice, primary)
     let mut fams: Vec<&str> = Vec::new();

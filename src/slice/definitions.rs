@@ -1,8 +1,9 @@
 //! Types and constants the shown code is instantiated with: functor structs passed as
 //! template arguments (`rocblas_fetch_amax_amin<S>`, whose `operator()` a kernel calls
-//! as `FETCH{}(x, i)`) and object-like `#define`s (`ROCBLAS_IAMAX_NB`, `BS1`). Neither
-//! is a call the graph follows, yet an answer about the kernel needs them: how ties
-//! break, how many threads a block has.
+//! as `FETCH{}(x, i)`), object-like `#define`s (`ROCBLAS_IAMAX_NB`, `BS1`) and
+//! namespace-scope `constexpr` values (`c_i64_grid_YZ_chunk`). None is a call the graph
+//! follows, yet an answer about the kernel needs them: how ties break, how many threads
+//! a block has, how many batches one launch covers.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::OnceLock;
@@ -32,8 +33,10 @@ pub struct Definition {
 pub struct Definitions {
     /// Struct name -> (lib, file, first and last line of an `operator()`).
     functors: HashMap<String, Vec<(String, String, u32, u32)>>,
-    /// Macro name -> (lib, file, `#define` line), object-like macros with a value only.
-    constants: HashMap<String, Vec<(String, String, u32)>>,
+    /// Constant name -> (lib, file, first line, last line if known): object-like macros
+    /// with a value (their last line follows the `\\` continuations) and namespace-scope
+    /// `constexpr` variables (to their `;`).
+    constants: HashMap<String, Vec<(String, String, u32, Option<u32>)>>,
 }
 
 /// At most this many definitions of one kind are shown for a slice.
@@ -42,8 +45,8 @@ const MAX_CONSTANTS: usize = 16;
 
 impl Definitions {
     /// Reads the functors (structs with an `operator()`) and the constant macros of
-    /// every index.
-    pub fn new(indexes: &[&LibraryIndex]) -> Definitions {
+    /// every index, and the namespace-scope `constexpr` values of its files in `trees`.
+    pub fn new(indexes: &[&LibraryIndex], trees: &Trees) -> Definitions {
         let mut d = Definitions::default();
         for idx in indexes {
             for f in &idx.files {
@@ -64,8 +67,23 @@ impl Definitions {
                             idx.lib.clone(),
                             f.path.clone(),
                             m.line,
+                            None,
                         ));
                     }
+                }
+                let Ok(path) = trees.path_of(&idx.lib, &f.path) else {
+                    continue;
+                };
+                let Ok(text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                for (name, a, b) in constexpr_values(&text) {
+                    d.constants.entry(name).or_default().push((
+                        idx.lib.clone(),
+                        f.path.clone(),
+                        a,
+                        Some(b),
+                    ));
                 }
             }
         }
@@ -127,19 +145,20 @@ impl Definitions {
                 }
                 functors += usize::from(any);
             } else if let Some(defs) = self.constants.get(w).filter(|_| constants < MAX_CONSTANTS) {
-                let Some((l, f, line)) = defs
+                let Some((l, f, line, known_end)) = defs
                     .iter()
-                    .min_by_key(|(l, f, a)| (l != lib, f.clone(), *a))
+                    .min_by_key(|(l, f, a, _)| (l != lib, f.clone(), *a))
                 else {
                     continue;
                 };
                 let Ok(lines) = trees.lines(l, f) else {
                     continue;
                 };
-                let mut end = *line;
-                while lines
-                    .get(end as usize - 1)
-                    .is_some_and(|t| t.trim_end().ends_with('\\'))
+                let mut end = known_end.unwrap_or(*line);
+                while known_end.is_none()
+                    && lines
+                        .get(end as usize - 1)
+                        .is_some_and(|t| t.trim_end().ends_with('\\'))
                     && end < line + 10
                 {
                     end += 1;
@@ -207,6 +226,34 @@ fn conditional_around(lines: &[String], a: u32, b: u32) -> Option<(u32, u32)> {
         }
     }
     None
+}
+
+/// The namespace-scope `constexpr` values of a file (`constexpr int64_t c_i32_max =
+/// ...;` at the start of a line, its initializer on following lines too): name, first
+/// and last line. Indented ones are class members or locals, which the code shown
+/// defines where it uses them; arrays and functions are no values.
+fn constexpr_values(text: &str) -> Vec<(String, u32, u32)> {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = R.get_or_init(|| {
+        Regex::new(
+            r"(?m)^(?:(?:static|inline)\s+)*constexpr\s+(?:(?:static|inline|const)\s+)*[A-Za-z_][\w:]*(?:<[^;=<>]*>)?\s+([A-Za-z_]\w*)\s*(?:=|\{)[^;{}]*\}?\s*;",
+        )
+        .expect("static regex")
+    });
+    if !text.contains("constexpr") {
+        return Vec::new();
+    }
+    let line_at = |byte: usize| 1 + text[..byte].bytes().filter(|&b| b == b'\n').count() as u32;
+    r.captures_iter(text)
+        .filter_map(|c| {
+            let (whole, name) = (c.get(0)?, c.get(1)?);
+            Some((
+                name.as_str().to_string(),
+                line_at(whole.start()),
+                line_at(whole.end() - 1),
+            ))
+        })
+        .collect()
 }
 
 /// `rocblas_default_value<rocblas_index_value_t<T>>` -> `rocblas_default_value`; the
@@ -295,6 +342,23 @@ mod tests {
             "__attribute__((amdgpu_flat_work_group_size(1, 1024)))"
         ));
         assert!(!is_constant("\"rocblas-bench\"") && !is_constant(""));
+    }
+
+    #[test]
+    fn constexpr_values_at_namespace_scope_are_constants() {
+        let src = "constexpr int64_t c_i32_max = int64_t(std::numeric_limits<int32_t>::max());\n\
+                   inline constexpr char suffix[] = \"\";\n\
+                   constexpr int64_t c_chunk\n    = int64_t(512); // x\n\
+                   constexpr int f(int a) { return a; }\n\
+                   struct s {\n    static constexpr int member = 3;\n};\n";
+        let got = constexpr_values(src);
+        assert_eq!(
+            got,
+            vec![
+                ("c_i32_max".to_string(), 1, 1),
+                ("c_chunk".to_string(), 3, 4)
+            ]
+        );
     }
 
     #[test]
