@@ -36,8 +36,11 @@ pub struct Definitions {
     /// Constant name -> (lib, file, first line, last line if known): object-like macros
     /// with a value (their last line follows the `\\` continuations) and namespace-scope
     /// `constexpr` variables (to their `;`).
-    constants: HashMap<String, Vec<(String, String, u32, Option<u32>)>>,
+    constants: HashMap<String, Vec<ConstantAt>>,
 }
+
+/// Where a constant is defined: lib, file, first line, last line when known.
+type ConstantAt = (String, String, u32, Option<u32>);
 
 /// At most this many definitions of one kind are shown for a slice.
 const MAX_FUNCTORS: usize = 6;
