@@ -442,6 +442,7 @@ mod tests {
             start: 203,
             end: 230,
             text: LAUNCHER,
+            expansion: None,
         };
         quote_off_path(prose, &[piece])
     }

@@ -1017,6 +1017,7 @@ fn files_exist(c: &Candidate, g: &Grounding, found: &mut Found) -> Outcome {
             start: 1,
             end: lines.len() as u32,
             text,
+            expansion: None,
         });
     }
     if let Some(r) = range_elsewhere(c.answer, &pieces, c.apis) {
@@ -1105,6 +1106,7 @@ fn shown_pieces<'a>(slice: &'a [PieceRef], texts: &'a [String]) -> Vec<ShownPiec
             start: p.start,
             end: p.end,
             text,
+            expansion: p.expansion.as_deref(),
         })
         .collect()
 }

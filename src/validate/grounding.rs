@@ -712,15 +712,12 @@ fn names_used_as_code(prose: &str) -> Vec<String> {
     static GLOB: OnceLock<Regex> = OnceLock::new();
     // `*_threshold`, `rocblas_*_kernel`: a pattern over names, not a name.
     let glob = GLOB.get_or_init(|| Regex::new(r"\w*(?:_\*|\*_)\w*").expect("static regex"));
-    let prose = file_mention_re().replace_all(prose, " ");
+    let prose = without_commands(prose);
+    let prose = file_mention_re().replace_all(&prose, " ");
     let prose = glob.replace_all(&prose, " ");
     let mut out = Vec::new();
     for c in backtick_re().captures_iter(&prose) {
         let span = c.get(1).map_or("", |m| m.as_str());
-        // A command-line option (`-Rpass-analysis=kernel-resource-usage`) names no code.
-        if span.trim_start().starts_with('-') {
-            continue;
-        }
         for w in identifiers(span) {
             if w.len() >= 2 && !w.chars().all(|c| c.is_ascii_digit()) {
                 out.push(w.to_string());
@@ -734,6 +731,48 @@ fn names_used_as_code(prose: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Tools a command line in an answer starts with: the compiler, profilers, the
+/// libraries' own benchmark and test clients.
+const TOOLS: &[&str] = &[
+    "hipcc",
+    "amdclang++",
+    "amdclang",
+    "clang++",
+    "clang",
+    "hipconfig",
+    "rocprof",
+    "rocprofv2",
+    "rocprofv3",
+    "omniperf",
+    "rocminfo",
+    "rocm-smi",
+    "rocgdb",
+    "llvm-objdump",
+    "roc-obj",
+    "rocblas-bench",
+    "rocblas-test",
+    "rocsolver-bench",
+    "rocsolver-test",
+    "cmake",
+    "make",
+];
+
+/// The prose with its command lines blanked: a code span that is a command-line option
+/// (`-Rpass-analysis=kernel-resource-usage`) or starts with a tool (`hipcc -x hip
+/// --offload-arch=gfx90a q3.hip`) names no code and no file of the library.
+fn without_commands(prose: &str) -> std::borrow::Cow<'_, str> {
+    backtick_re().replace_all(prose, |c: &regex::Captures| {
+        let span = c.get(1).map_or("", |m| m.as_str()).trim_start();
+        let first = span.split_whitespace().next().unwrap_or("");
+        let first = first.rsplit('/').next().unwrap_or(first);
+        if span.starts_with('-') || TOOLS.contains(&first) {
+            " ".repeat(c[0].len())
+        } else {
+            c[0].to_string()
+        }
+    })
 }
 
 /// The library's own functions and kernels that the answer's prose names but that
@@ -889,6 +928,7 @@ pub fn library_claim(
 /// Files the answer names that no pinned tree has. Sorted, unique.
 pub fn unknown_files(answer: &str, known: &KnownNames) -> Vec<String> {
     let (_, prose) = split_fences(answer);
+    let prose = without_commands(&prose);
     let mut out: Vec<String> = file_mention_re()
         .captures_iter(&prose)
         .filter_map(|c| c.get(1).map(|m| m.as_str()))
@@ -1021,13 +1061,39 @@ pub fn files_mentioned(answer: &str) -> Vec<String> {
 }
 
 /// The end of a sentence in prose: a stop after a word of two letters or more, a
-/// number or a closing mark, then a space (not `e.g. `); or a line break.
+/// number, a closing mark or a character outside ASCII (`x_i²`), with markdown emphasis
+/// after it (`**Dot product.** This`), then a space (not `e.g. `); or a line break.
+/// The stop itself is the `stop` group: what comes before it is the sentence's.
 fn sentence_end_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"(?:^|[^.])\b(?:[A-Za-z_]\w*[A-Za-z]|\d+|[)`'\x22])[.!?]\s+|\n")
-            .expect("static regex")
+        Regex::new(concat!(
+            r"(?:^|[^.])(?:\b(?:[A-Za-z_]\w*[A-Za-z0-9]|\d+)|[)\]`'\x22*]|[^\x00-\x7F\s])",
+            r"(?P<stop>[.!?]\**\s+)|(?P<nl>\n)"
+        ))
+        .expect("static regex")
     })
+}
+
+/// Where the sentences of `text` end: the byte where each stop starts and the byte
+/// where the next sentence starts.
+fn sentence_breaks(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    sentence_end_re().captures_iter(text).filter_map(|c| {
+        let m = c.name("stop").or_else(|| c.name("nl"))?;
+        Some((m.start(), m.end()))
+    })
+}
+
+/// The sentences of `text`, each without its stop.
+fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    for (stop, next) in sentence_breaks(text) {
+        out.push(&text[from..stop]);
+        from = next;
+    }
+    out.push(&text[from..]);
+    out
 }
 
 /// A piece of the code shown, with its lines (`text`, from `start`).
@@ -1042,6 +1108,9 @@ pub struct ShownPiece<'a> {
     pub end: u32,
     /// The piece's lines, `start` first.
     pub text: &'a str,
+    /// The macro expansion the prompt showed under the piece (`INST_NRM2_C_API(...)`
+    /// as the compiler sees it): what a range of the piece is cited for too.
+    pub expansion: Option<&'a str>,
 }
 
 /// Names a stretch of prose anchors a line range to: identifiers of its code spans and
@@ -1058,15 +1127,205 @@ fn anchors(segment: &str) -> Vec<&str> {
         .collect();
     let bare = backtick_re().replace_all(segment, " ");
     for w in identifiers(&bare) {
-        if code_shaped(w) {
+        if code_shaped(w) || instantiated(&bare, w) {
             if let Some(i) = segment.find(w) {
                 out.push(&segment[i..i + w.len()]);
             }
         }
     }
+    out.retain(|w| !PROSE_NAMES.contains(w));
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// Words of prose that look like code but name a library, a unit or a rate.
+const PROSE_NAMES: &[&str] = &[
+    "rocBLAS",
+    "rocSOLVER",
+    "hipBLAS",
+    "hipSOLVER",
+    "hipBLASLt",
+    "rocPRIM",
+    "hipCUB",
+    "rocThrust",
+    "rocFFT",
+    "rocRAND",
+    "rocSPARSE",
+    "hipSPARSE",
+    "rocWMMA",
+    "MIOpen",
+    "ROCm",
+    "KiB",
+    "MiB",
+    "GiB",
+    "TiB",
+    "GFLOPs",
+    "TFLOPs",
+    "GFLOPS",
+    "TFLOPS",
+];
+
+/// Is `w` written in `text` as an instantiation (`dot<LARF_SSKER_THREADS, ...>`):
+/// directly followed by `<` and a name? (A word before `(` is as often mathematics,
+/// `ceil(n/512)`, as a call.)
+fn instantiated(text: &str, w: &str) -> bool {
+    w.len() >= 3
+        && text.match_indices(w).any(|(i, _)| {
+            let whole_start = text[..i]
+                .chars()
+                .last()
+                .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+            let after = &text[i + w.len()..];
+            let mut chars = after.chars();
+            whole_start
+                && chars.next() == Some('<')
+                && chars
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        })
+}
+
+/// Where each mention of `name` in `sentence` (which starts at byte `offset` of the
+/// prose) is cited: the byte span of the citation right after it (`launcher (lines
+/// 207-223)`, `f<T> (lines 116-134; f.hpp:49-67)`, `blockIdx.x] (f.hpp:109)`, `x at
+/// f.hpp:12`, `check_numerics (116-125)`), or `None` for a mention with none.
+fn citations_of(sentence: &str, offset: usize, name: &str) -> Vec<Option<(usize, usize)>> {
+    static AFTER: OnceLock<Regex> = OnceLock::new();
+    let after_re = AFTER.get_or_init(|| {
+        Regex::new(concat!(
+            r"^(?:<[^()]*?>|[^()<>]{0,40}>|[^()\s]{1,12})?[>`'*]*\s*(?:\((?P<group>[^()]*)\)",
+            r"|,?\s+(?:at|in|on)\s+(?P<one>(?:lines?\s+\d+|[\w./-]+\.\w+:\d+)))"
+        ))
+        .expect("static regex")
+    });
+    static NUMBERS: OnceLock<Regex> = OnceLock::new();
+    let numbers = NUMBERS.get_or_init(|| {
+        Regex::new(r"^\s*\d+(?:\s*[-–]\s*\d+)?(?:\s*[,;]\s*\d+(?:\s*[-–]\s*\d+)?)*\s*$")
+            .expect("static regex")
+    });
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    for (i, _) in sentence.match_indices(name) {
+        let after = &sentence[i + name.len()..];
+        if sentence[..i].chars().last().is_some_and(word) || after.chars().next().is_some_and(word)
+        {
+            continue;
+        }
+        let cite = after_re
+            .captures(after)
+            .and_then(|c| c.name("group").or_else(|| c.name("one")))
+            .filter(|cite| {
+                let text = cite.as_str();
+                file_mention_re()
+                    .captures_iter(text)
+                    .any(|f| f.get(2).is_some())
+                    || line_mention_re().is_match(text)
+                    || numbers.is_match(text)
+            });
+        out.push(cite.map(|c| {
+            let from = offset + i + name.len() + c.start();
+            (from, from + c.as_str().len())
+        }));
+    }
+    out
+}
+
+/// Does every mention of `name` in the sentence carry its own citation, none of them
+/// the range at byte `at`? "forwards to `rocblas_internal_syr2_launcher` (lines
+/// 207-223)" cites those lines for the launcher, not the sentence's other ranges.
+fn cited_elsewhere(sentence: &str, offset: usize, name: &str, at: usize) -> bool {
+    let cites = citations_of(sentence, offset, name);
+    !cites.is_empty()
+        && cites
+            .iter()
+            .all(|c| c.is_some_and(|(a, b)| !(a <= at && at < b)))
+}
+
+/// Is the range at byte `at` in the citation right after a mention of `name`
+/// (`rocblas_syr2_arg_check<API_INT> (lines 116-134; rocblas_syr2.hpp:49-67)`)?
+fn cited_right_after(sentence: &str, offset: usize, name: &str, at: usize) -> bool {
+    citations_of(sentence, offset, name)
+        .iter()
+        .any(|c| c.is_some_and(|(a, b)| a <= at && at < b))
+}
+
+/// Numbers the segment states as a name's value (`NB = 512`).
+fn stated_numbers(segment: &str) -> Vec<&str> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"\b[A-Za-z_]\w*\s*=\s*(\d+)\b").expect("static regex"))
+        .captures_iter(segment)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .collect()
+}
+
+/// The parameter list `text` starts with (`(bool is_upper, rocblas_int n)` of a
+/// function's name), without its parentheses.
+fn parameter_list(text: &str) -> Option<&str> {
+    let t = text.trim_start();
+    let skipped = text.len() - t.len();
+    if !t.starts_with('(') {
+        return None;
+    }
+    let mut depth = 0;
+    for (i, ch) in t.char_indices() {
+        match ch {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&text[skipped + 1..skipped + i]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Does `text` hold the number `v` as a token of its own (`512` in `<rocblas_int, 512>`)?
+fn holds_number(text: &str, v: &str) -> bool {
+    let digitish = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+    text.match_indices(v).any(|(i, _)| {
+        !text[..i].chars().last().is_some_and(digitish)
+            && !text[i + v.len()..].chars().next().is_some_and(digitish)
+    })
+}
+
+/// Is a name of `names` a parameter of a function the cited lines call and the code
+/// shows: "uplo becomes the kernel's `is_upper` (kernels.cpp:145)", line 145 being an
+/// argument of the launch of `rocblas_syr2_kernel`, whose head declares `is_upper`.
+fn parameter_of_callee(names: &[&str], cited: &HashSet<&str>, shown: &[ShownPiece]) -> bool {
+    let declares = |head: &str| {
+        let params: HashSet<&str> = identifiers(head).collect();
+        names.iter().any(|n| params.contains(n))
+    };
+    shown.iter().any(|p| {
+        !p.name.is_empty()
+            && cited.contains(p.name)
+            && p.text
+                .match_indices(p.name)
+                .any(|(i, _)| parameter_list(&p.text[i + p.name.len()..]).is_some_and(declares))
+    }) || shown.iter().filter(|p| p.name.is_empty()).any(|file| {
+        // A whole file read for the answer: the callee's definition in it, from its
+        // name and `(` to the body's `{`.
+        cited.iter().filter(|c| c.len() >= 6).any(|callee| {
+            file.text.match_indices(callee).any(|(i, _)| {
+                let after = &file.text[i + callee.len()..];
+                let line_start = file.text[..i].rfind('\n').map_or(0, |k| k + 1);
+                let before = file.text[line_start..i].trim();
+                after.starts_with('(')
+                    && (before.is_empty()
+                        || before.ends_with(['*', '&', '>', ')'])
+                        || before.chars().last().is_some_and(|c| c.is_alphanumeric()))
+                    && !before.contains(['=', ',', '('])
+                    && {
+                        let head = after.split(['{', ';']).next().unwrap_or("");
+                        head.len() < 1200 && parameter_list(head).is_some_and(declares)
+                    }
+            })
+        })
+    })
 }
 
 /// The first line range the prose gives for something (`rocblas_sscal_2_kernel` is
@@ -1079,6 +1338,11 @@ fn anchors(segment: &str) -> Vec<&str> {
 pub fn range_elsewhere(answer: &str, shown: &[ShownPiece], about: &[String]) -> Option<String> {
     let (_, prose) = split_fences(answer);
     let mentions: Vec<regex::Captures> = file_mention_re().captures_iter(&prose).collect();
+    // Ranges cited together in one parenthesis hold their sentence's claim together
+    // (`(rocblas_nrm2.cpp:25; rocblas_nrm2_imp.hpp:118-122)`): a range that holds none
+    // of its names is forgiven when another of its group holds one.
+    let mut failed: Vec<(Option<(usize, usize)>, String)> = Vec::new();
+    let mut held_groups: Vec<(usize, usize)> = Vec::new();
     for c in &mentions {
         let m = c.get(0).expect("whole match");
         // "(batched.cpp:41-42 vs potf2.cpp:40)": the second range is what the first is
@@ -1090,13 +1354,13 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece], about: &[String]) -> 
         // cites both lines for the call of C.
         let from = 0;
         let to = prose.len();
-        let start = sentence_end_re()
-            .find_iter(&prose[from..m.start()])
+        let start = sentence_breaks(&prose[from..m.start()])
             .last()
-            .map_or(from, |e| from + e.end());
-        let end = sentence_end_re()
-            .find(&prose[m.end()..to])
-            .map_or(to, |e| m.end() + e.start());
+            .map_or(from, |(_, next)| from + next);
+        // From the range's last character on: `file:25). Next` ends right after it.
+        let end = sentence_breaks(&prose[m.end() - 1..to])
+            .next()
+            .map_or(to, |(stop, _)| (m.end() - 1 + stop).max(m.end()));
         let before = &prose[start..m.start()];
         let segment = format!("{before} {}", &prose[m.end()..end]);
         let Some(file) = c.get(1).map(|m| m.as_str()) else {
@@ -1120,10 +1384,13 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece], about: &[String]) -> 
             continue;
         };
         let segment = file_mention_re().replace_all(&segment, " ");
-        // The API the entry is about is what every line is cited for, not an anchor.
+        // The API the entry is about is what every line is cited for, not an anchor;
+        // a name with a citation of its own is that citation's.
+        let sentence = &prose[start..end];
         let names: Vec<&str> = anchors(&segment)
             .into_iter()
             .filter(|n| !about.iter().any(|api| api == n))
+            .filter(|n| !cited_elsewhere(sentence, start, n, m.start()))
             .collect();
         // "takes a plain float* and no batch count (potf2.cpp:40)" cites the lines for
         // what they lack.
@@ -1141,13 +1408,20 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece], about: &[String]) -> 
         if names.is_empty() || negation_re().is_match(&segment) {
             continue;
         }
-        let lines = statement_lines(piece, a, b);
+        let mut lines = statement_lines(piece, a, b);
+        // `file:49, 54, 86-87`: the lines listed after the range are cited with it.
+        for (a2, b2) in listed_after(&prose[m.end()..]) {
+            if let Some(p) = in_file.iter().find(|p| p.start <= a2 && b2 <= p.end) {
+                lines.extend(statement_lines(p, a2, b2));
+            }
+        }
         // The tests of the branches the lines sit in say when they run: "the launch at
         // kernels.cpp:201 is the one for `uplo == rocblas_fill_upper`".
         let cited: HashSet<&str> = lines
             .iter()
             .copied()
             .chain(enclosing_tests(piece, a))
+            .chain(piece.expansion)
             .flat_map(identifiers)
             .collect();
         // The function the lines are in anchors them too when it is the name just
@@ -1175,21 +1449,148 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece], about: &[String]) -> 
                 })
             })
             || (in_named(false) && actions_hold(&segment, &lines.join("\n")))
+            // `launcher` launches at file:140: a line of a function the sentence
+            // names, doing what the sentence says.
+            || (names.iter().any(|n| {
+                in_file
+                    .iter()
+                    .any(|p| names_piece(n, p.name) && p.start <= a && b <= p.end)
+            }) && !action_forms().iter().all(|(s, _)| !s.is_match(&segment))
+                && actions_hold(&segment, &lines.join("\n")))
+            || stated_numbers(&segment).iter().any(|v| {
+                lines
+                    .iter()
+                    .copied()
+                    .chain(piece.expansion)
+                    .any(|l| holds_number(l, v))
+            })
+            || parameter_of_callee(&names, &cited, shown)
+            // Two words of the sentence's code on the lines (`sum = FETCH{}(x[tid *
+            // incx])` at kernels.hpp:102-103).
+            || identifiers(&segment)
+                .filter(|w| {
+                    w.len() >= 3
+                        && !GENERIC_WORDS.contains(&w.to_ascii_lowercase().as_str())
+                        && cited.contains(w)
+                })
+                .collect::<HashSet<_>>()
+                .len()
+                >= 2
+            // `rocblas_syr2_arg_check<API_INT> (rocblas_syr2.hpp:49-67)`: lines of the
+            // function named right before them, a stretch of its body.
+            || (b >= a + 2
+                && names.iter().any(|n| {
+                    cited_right_after(sentence, start, n, m.start())
+                        && names_piece(n, piece.name)
+                }))
             || in_function_said(&prose[m.end()..], piece)
-            || calls_cited_with(&prose, c, &mentions, &cited, shown);
-        if !anchored {
+            || calls_cited_with(&prose, c, &mentions, &cited, shown)
+            || group_lines_hold(&prose, m.start(), m.end(), &names, shown);
+        let group = paren_group(&prose, m.start(), m.end());
+        if anchored {
+            held_groups.extend(group);
+        } else {
             let range = if b > a {
                 format!("{file}:{a}-{b}")
             } else {
                 format!("{file}:{a}")
             };
-            return Some(format!(
-                "{range} holds none of {} that the answer cites it for",
-                names.join(", ")
+            failed.push((
+                group,
+                format!(
+                    "{range} holds none of {} that the answer cites it for",
+                    names.join(", ")
+                ),
             ));
         }
     }
-    None
+    failed
+        .into_iter()
+        .find(|(g, _)| g.is_none_or(|g| !held_groups.contains(&g)))
+        .map(|(_, why)| why)
+}
+
+/// The parenthesis holding bytes `start..end` of `prose`, if one does.
+fn paren_group(prose: &str, start: usize, end: usize) -> Option<(usize, usize)> {
+    let open = prose[..start].rfind('(')?;
+    if prose[open..start].contains(')') {
+        return None;
+    }
+    let close = end + prose[end..].find(')')?;
+    (!prose[end..close].contains('(')).then_some((open, close))
+}
+
+/// Do the lines a parenthesis cites beside the range at `start..end` by number alone
+/// (`(lines 95-98, 111-113; device_macros.hpp:33-37)`, of the file the prose named last
+/// before the parenthesis) hold one of `names`?
+fn group_lines_hold(
+    prose: &str,
+    start: usize,
+    end: usize,
+    names: &[&str],
+    shown: &[ShownPiece],
+) -> bool {
+    let Some((open, close)) = paren_group(prose, start, end) else {
+        return false;
+    };
+    // The files named before, the nearest first: lines are of the nearest one that
+    // shows them.
+    let files: Vec<&str> = file_mention_re()
+        .captures_iter(&prose[..open])
+        .filter_map(|c| c.get(1))
+        .map(|m| m.as_str())
+        .collect();
+    let group = &prose[open..close];
+    let mut ranges = Vec::new();
+    for c in line_mention_re().captures_iter(group) {
+        let Some(a) = c.get(1).and_then(|m| m.as_str().parse::<u32>().ok()) else {
+            continue;
+        };
+        let b = c
+            .get(2)
+            .and_then(|m| m.as_str().parse::<u32>().ok())
+            .unwrap_or(a);
+        ranges.push((a, b));
+        ranges.extend(listed_after(&group[c.get(0).map_or(0, |m| m.end())..]));
+    }
+    ranges.iter().filter(|(a, b)| b >= a).any(|&(a, b)| {
+        let showing = |f: &str| {
+            shown.iter().find(|p| {
+                !p.name.is_empty() && mentions_file(p.file, f) && p.start <= a && b <= p.end
+            })
+        };
+        files
+            .iter()
+            .rev()
+            .find_map(|f| showing(f))
+            .is_some_and(|p| {
+                statement_lines(p, a, b)
+                    .iter()
+                    .flat_map(|l| identifiers(l))
+                    .any(|w| names.iter().any(|n| *n == w || tail_at(n, w, b'_')))
+            })
+    })
+}
+
+/// The line numbers listed right after a range (`, 54, 86-87` of `file:49, 54, 86-87`).
+fn listed_after(after: &str) -> Vec<(u32, u32)> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE
+        .get_or_init(|| Regex::new(r"^\s*,\s*(\d+)(?:\s*[-–]\s*(\d+))?\b").expect("static regex"));
+    let mut out = Vec::new();
+    let mut rest = after;
+    while let Some(c) = re.captures(rest) {
+        let a = c[1].parse::<u32>().unwrap_or(0);
+        let b = c
+            .get(2)
+            .and_then(|m| m.as_str().parse::<u32>().ok())
+            .unwrap_or(a);
+        if a > 0 && b >= a {
+            out.push((a, b));
+        }
+        rest = &rest[c.get(0).map_or(rest.len(), |m| m.end())..];
+    }
+    out
 }
 
 /// Lines `a..=b` of `piece` completed to whole statements at their ends: the head of
@@ -1267,15 +1668,40 @@ fn enclosing_tests<'a>(piece: &ShownPiece<'a>, at: u32) -> Vec<&'a str> {
         .lines()
         .take(at.saturating_sub(piece.start) as usize)
         .collect();
-    let mut open: Vec<&'a str> = Vec::new();
+    let test = |l: &str| {
+        let l = l.trim_start().trim_start_matches('}').trim_start();
+        ["if", "else", "for", "while", "switch", "case"]
+            .iter()
+            .any(|k| l.starts_with(k))
+    };
+    // Each open block: its opening line and whether a `return` is in it.
+    let mut open: Vec<(&'a str, bool)> = Vec::new();
     let mut last = "";
-    for line in &lines {
+    // The `if` blocks that return, closed within the last lines before `at`: what
+    // follows them runs only when their test fails (the fallback after
+    // `if(warpSize >= 64) { return ...; }`).
+    let mut returned: Vec<(usize, &'a str)> = Vec::new();
+    for (k, line) in lines.iter().enumerate() {
         let code = line.split("//").next().unwrap_or("");
+        if code.contains("return") {
+            if let Some(top) = open.last_mut() {
+                top.1 = true;
+            }
+        }
         for ch in code.chars() {
             match ch {
-                '{' => open.push(if code.trim() == "{" { last } else { line }),
+                '{' => open.push((if code.trim() == "{" { last } else { line }, false)),
                 '}' => {
-                    open.pop();
+                    if let Some((head, ret)) = open.pop() {
+                        if ret && head.trim_start().starts_with("if") {
+                            returned.push((k, head));
+                        }
+                        if ret {
+                            if let Some(top) = open.last_mut() {
+                                top.1 = true;
+                            }
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -1284,12 +1710,13 @@ fn enclosing_tests<'a>(piece: &ShownPiece<'a>, at: u32) -> Vec<&'a str> {
             last = line;
         }
     }
-    let test = |l: &str| {
-        let l = l.trim_start().trim_start_matches('}').trim_start();
-        ["if", "else", "for", "while", "switch", "case"]
+    let mut open: Vec<&'a str> = open.into_iter().map(|(l, _)| l).collect();
+    open.extend(
+        returned
             .iter()
-            .any(|k| l.starts_with(k))
-    };
+            .filter(|(k, _)| lines.len() - k <= 25)
+            .map(|(_, head)| *head),
+    );
     // A function's head opens a block too, but its parameters say nothing of a line.
     open.retain(|l| test(l));
     if test(last) && !last.trim_end().ends_with([';', '{', '}']) {
@@ -1516,7 +1943,7 @@ pub fn builtin_not_in_kernel(
         Regex::new(r"(?i)\b(?:(?:is|are) (?:always\b|(?:0|zero)\b)|unused)").expect("static regex")
     });
     let (_, prose) = split_fences(answer);
-    for sentence in sentence_end_re().split(&prose) {
+    for sentence in sentences(&prose) {
         if hedge_re().is_match(sentence)
             || speaks_of_own_code(sentence)
             || unused.is_match(sentence)
@@ -1598,7 +2025,7 @@ pub fn declared_type_mismatch(answer: &str, shown: &[ShownPiece]) -> Option<Stri
         .expect("static regex")
     });
     let (_, prose) = split_fences(answer);
-    for sentence in sentence_end_re().split(&prose) {
+    for sentence in sentences(&prose) {
         if hedge_re().is_match(sentence) {
             continue;
         }
@@ -1613,6 +2040,13 @@ pub fn declared_type_mismatch(answer: &str, shown: &[ShownPiece]) -> Option<Stri
             // "the thread index" is the variable initialised from `threadIdx`.
             let role = c.name("role").map(|m| m.as_str());
             let var = c.name("var").map_or("", |m| m.as_str());
+            // `threadIdx.x is int64_t` ends an expression (`tid = ... + threadIdx.x`):
+            // a member is no variable of the code.
+            if c.name("var")
+                .is_some_and(|v| sentence[..v.start()].ends_with(['.', '>', ':']))
+            {
+                continue;
+            }
             let said = format!("{}{}", c.get(3).map_or("", |m| m.as_str()), &c[4]).to_lowercase();
             let declared: Vec<(String, String)> = pieces
                 .iter()
@@ -1716,6 +2150,12 @@ fn statement_shaped(span: &str) -> bool {
         ))
         .expect("static regex")
     });
+    static OPERATOR: OnceLock<Regex> = OnceLock::new();
+    // `incX * sizeof(float)` multiplies: an operator, not a function declared.
+    let operator = OPERATOR.get_or_init(|| {
+        Regex::new(r"[\s*&](?:sizeof|alignof|decltype|static_cast|reinterpret_cast|const_cast|dynamic_cast)\s*[(<]")
+            .expect("static regex")
+    });
     let s = span.trim();
     s.contains([';', '{', '}'])
         || [
@@ -1723,7 +2163,7 @@ fn statement_shaped(span: &str) -> bool {
         ]
         .iter()
         .any(|op| s.contains(op))
-        || decl.is_match(s)
+        || (decl.is_match(s) && !operator.is_match(s))
 }
 
 /// Is `span` the code shown with only its numbers changed (`alpha != 0 && tid < n` where
@@ -1855,6 +2295,7 @@ fn values_put_in(shown: &str, quote: &str, stated: &str) -> bool {
     };
     'start: for first in 0..code.len() {
         let mut put: Vec<(&str, Vec<&str>)> = Vec::new();
+        let mut stand_ins: Vec<(&str, &str)> = Vec::new();
         let (mut i, mut j, mut same) = (first, 0, 0);
         while j < q.len() {
             if i >= code.len() {
@@ -1867,6 +2308,20 @@ fn values_put_in(shown: &str, quote: &str, stated: &str) -> bool {
                 continue;
             }
             if !name(code[i]) {
+                // A name standing for the values the answer lists for it:
+                // `norm2 += shift_left(norm2, d)` "with d = 1, 2, 4" of
+                // `norm2 += shift_left(norm2, 1)`.
+                let number = code[i].starts_with(|c: char| c.is_ascii_digit());
+                if number && name(q[j]) && says(q[j], &[code[i]]) {
+                    match stand_ins.iter().find(|(n, _)| *n == q[j]) {
+                        Some((_, v)) if *v != code[i] => continue 'start,
+                        Some(_) => {}
+                        None => stand_ins.push((q[j], code[i])),
+                    }
+                    i += 1;
+                    j += 1;
+                    continue;
+                }
                 continue 'start;
             }
             let Some((next, v)) = value_at(j) else {
@@ -1884,7 +2339,14 @@ fn values_put_in(shown: &str, quote: &str, stated: &str) -> bool {
         let fresh = put
             .iter()
             .all(|(_, v)| v.len() > 1 || !window.contains(&v[0]));
-        if !put.is_empty() && fresh && 2 * same >= q.len() && put.iter().all(|(n, v)| says(n, v)) {
+        let window_names = |n: &str| window.contains(&n);
+        let stand_ins_fresh = stand_ins.iter().all(|(n, _)| !window_names(n));
+        if (!put.is_empty() || !stand_ins.is_empty())
+            && fresh
+            && stand_ins_fresh
+            && 2 * same >= q.len()
+            && put.iter().all(|(n, v)| says(n, v))
+        {
             return true;
         }
     }
@@ -1967,6 +2429,7 @@ pub fn foreign_quote(
         return Some(format!("a web address: {}", m.as_str()));
     }
     let (fences, prose) = split_fences(answer);
+    let prose = without_commands(&prose);
     // Each quote, and whether it is a span of prose (a fence is held to the slice).
     let mut quotes: Vec<(String, bool)> = fences
         .iter()
@@ -2138,6 +2601,7 @@ mod tests {
             start: 1,
             end: 3,
             text: kernel,
+            expansion: None,
         }];
         for wrong in [
             "In scal_kernel `tid` is a 64-bit int.",
@@ -2490,6 +2954,7 @@ mod tests {
                 start: 182,
                 end: 260,
                 text: &launcher,
+                expansion: None,
             },
             ShownPiece {
                 file,
@@ -2497,6 +2962,7 @@ mod tests {
                 start: 64,
                 end: 67,
                 text: kernel,
+                expansion: None,
             },
         ];
         // Pointing at the quick return for a launch.
@@ -2552,6 +3018,7 @@ mod tests {
                 start: 196,
                 end: 208,
                 text: &launcher,
+                expansion: None,
             },
             ShownPiece {
                 file: "library/src/blas2/rocblas_syr_batched.cpp",
@@ -2559,6 +3026,7 @@ mod tests {
                 start: 80,
                 end: 80,
                 text: entry,
+                expansion: None,
             },
             ShownPiece {
                 file: "library/src/blas2/rocblas_syr.cpp",
@@ -2566,6 +3034,7 @@ mod tests {
                 start: 40,
                 end: 43,
                 text: imp,
+                expansion: None,
             },
             ShownPiece {
                 file: "library/src/blas2/rocblas_syr.hpp",
@@ -2573,6 +3042,7 @@ mod tests {
                 start: 10,
                 end: 15,
                 text: template,
+                expansion: None,
             },
         ];
         let about = ["rocblas_ssyr_batched".to_string()];
@@ -2606,6 +3076,151 @@ mod tests {
     }
 
     #[test]
+    fn ranges_are_read_with_their_own_sentence_citation_group_and_expansion() {
+        let entry = "INST_NRM2_C_API(rocblas_int);";
+        let imp = [
+            "    return rocblas_internal_asum_nrm2_launcher<API_INT, NB,",
+            "                                               rocblas_fetch_nrm2<To>,",
+            "                                               rocblas_finalize_nrm2>(",
+            "        handle, n, x, shiftx_0, incx, stridex_0, batch_count_1, (To*)w_mem, result);",
+        ]
+        .join("\n");
+        let kernel = [
+            "    int64_t tid = blockIdx.x * NB + threadIdx.x;",
+            "    To sum;",
+            "    if(tid < n)",
+            "        sum = FETCH{}(x[tid * incx]);",
+            "    if(threadIdx.x == 0)",
+            "        workspace[batch * gridDim.x + blockIdx.x] = sum;",
+        ]
+        .join("\n");
+        let launcher = [
+            "    if(pointer_mode == rocblas_pointer_mode_device)",
+            "        ROCBLAS_LAUNCH_KERNEL((rocblas_syr2_kernel<DIM_X>),",
+            "                              grid,",
+            "                              threads,",
+            "                              0,",
+            "                              stream,",
+            "                              uplo == rocblas_fill_upper,",
+            "                              n);",
+        ]
+        .join("\n");
+        let kernel_file = "template <int DIM_X>\nROCBLAS_KERNEL(DIM_X)\nrocblas_syr2_kernel(bool is_upper, rocblas_int n)\n{\n}";
+        let shown = [
+            ShownPiece {
+                file: "library/src/blas1/rocblas_nrm2.cpp",
+                name: "rocblas_snrm2",
+                start: 25,
+                end: 25,
+                text: entry,
+                expansion: Some("rocblas_status rocblas_snrm2(rocblas_handle handle, rocblas_int n, const float* x, rocblas_int incx, float* result) { return rocblas_nrm2_impl<rocblas_int, 512>(handle, n, x, incx, result); }"),
+            },
+            ShownPiece {
+                file: "library/src/blas1/rocblas_nrm2_imp.hpp",
+                name: "rocblas_nrm2_impl",
+                start: 118,
+                end: 121,
+                text: &imp,
+                expansion: None,
+            },
+            ShownPiece {
+                file: "library/src/blas1/rocblas_asum_nrm2_kernels.hpp",
+                name: "rocblas_reduction_kernel_part1",
+                start: 91,
+                end: 96,
+                text: &kernel,
+                expansion: None,
+            },
+            ShownPiece {
+                file: "library/src/blas2/rocblas_syr2_kernels.cpp",
+                name: "rocblas_internal_syr2_launcher",
+                start: 139,
+                end: 146,
+                text: &launcher,
+                expansion: None,
+            },
+            ShownPiece {
+                file: "library/src/blas2/rocblas_syr2_kernels.cpp",
+                name: "",
+                start: 1,
+                end: 5,
+                text: kernel_file,
+                expansion: None,
+            },
+        ];
+        for right in [
+            // The macro line is read with its expansion.
+            "`rocblas_nrm2_impl` is reached from the entry point (rocblas_nrm2.cpp:25).",
+            // A stated value the expansion holds.
+            "With NB = 512 for snrm2 (rocblas_nrm2.cpp:25), a block covers 2 KiB.",
+            // Cited together: the second range holds the name.
+            "NB = 512 and FETCH = `rocblas_fetch_nrm2<float>` (rocblas_nrm2.cpp:25; rocblas_nrm2_imp.hpp:118-121).",
+            // The sentence ends right after the citation: the next sentence's names are
+            // not the range's.
+            "The entry point instantiates it (rocblas_nrm2_imp.hpp:118). Internally it fixes `batch_count_1 = 1`.",
+            // A name with a citation of its own is that citation's.
+            "Thread 0 writes `workspace[batch * gridDim.x + blockIdx.x]` (rocblas_asum_nrm2_kernels.hpp:95-96) after `rocblas_fetch_nrm2` (rocblas_nrm2_imp.hpp:119) squares each element.",
+            // Two names of the sentence's own code on the lines.
+            "If tid < n, sum = FETCH{}(x[tid * incx]) (rocblas_asum_nrm2_kernels.hpp:93-94).",
+            // The argument cited for the callee's parameter it becomes.
+            "uplo becomes the kernel's is_upper flag (rocblas_syr2_kernels.cpp:145).",
+        ] {
+            assert_eq!(range_elsewhere(right, &shown, &[]), None, "{right}");
+        }
+        for wrong in [
+            // A line that holds none of what its own sentence names.
+            "`rocblas_fetch_nrm2` squares each element (rocblas_asum_nrm2_kernels.hpp:95-96).",
+            // Cited together, and neither holds the name.
+            "`rocblas_finalize_nrm2` takes the square root (rocblas_nrm2.cpp:25; rocblas_asum_nrm2_kernels.hpp:91).",
+            // A launch cited at another kernel's line.
+            "`rocblas_syr2_kernel` is launched with `uplo` at rocblas_asum_nrm2_kernels.hpp:91.",
+        ] {
+            assert!(range_elsewhere(wrong, &shown, &[]).is_some(), "{wrong}");
+        }
+    }
+
+    #[test]
+    fn command_lines_members_and_stand_ins_are_no_claims_about_the_code() {
+        let known = KnownNames::default();
+        let shown = NameSet::default();
+        let answer = "It compiles with `hipcc -x hip --offload-arch=gfx90a q3.hip` and runs.";
+        assert!(unknown_identifiers(answer, &shown, "", &known).is_empty());
+        assert!(unknown_files(answer, &known).is_empty());
+        let code = "    uint32_t tid = blockIdx.x * NB + threadIdx.x;\n";
+        let pieces = [ShownPiece {
+            file: "a.hpp",
+            name: "k",
+            start: 1,
+            end: 1,
+            text: code,
+            expansion: None,
+        }];
+        // `threadIdx.x` ends an expression; `x` is no variable said to be int64_t.
+        assert_eq!(
+            declared_type_mismatch(
+                "Its index tid = blockIdx.x * NB + threadIdx.x is int64_t in the rewrite.",
+                &pieces
+            ),
+            None
+        );
+        // A derived expression multiplies; it declares nothing.
+        assert!(!statement_shaped("incX * sizeof(float)"));
+        assert!(statement_shaped("float* sizes(int n)"));
+        // A name standing for the values the sentence lists.
+        let shown_code = "    norm2 += shift_left(norm2, 1);\n    norm2 += shift_left(norm2, 2);";
+        assert!(values_put_in(
+            shown_code,
+            "norm2 += shift_left(norm2, d)",
+            "a tree of `norm2 += shift_left(norm2, d)` with d = 1, 2, 4"
+        ));
+        assert!(!values_put_in(
+            shown_code,
+            "norm2 += shift_left(norm2, d)",
+            "a tree of `norm2 += shift_left(norm2, d)` with d = 3"
+        ));
+    }
+
+    #[test]
     fn an_index_builtin_is_the_kernels_own() {
         let kernel = "ROCBLAS_KERNEL(NB)\nrocblas_scal_kernel(rocblas_int n)\n{\n    int64_t tid = blockIdx.x * NB + threadIdx.x;\n    uint32_t batch = blockIdx.z;\n    helper();\n}";
         let helper = "__device__ void helper() { int y = hipThreadIdx_y; }";
@@ -2618,6 +3233,7 @@ mod tests {
                 start: 1,
                 end: 7,
                 text: kernel,
+                expansion: None,
             },
             ShownPiece {
                 file: "a.hpp",
@@ -2625,6 +3241,7 @@ mod tests {
                 start: 9,
                 end: 9,
                 text: helper,
+                expansion: None,
             },
             ShownPiece {
                 file: "a.hpp",
@@ -2632,6 +3249,7 @@ mod tests {
                 start: 11,
                 end: 15,
                 text: other,
+                expansion: None,
             },
         ];
         let kernels = ["rocblas_scal_kernel", "rocblas_gemv_kernel"];
