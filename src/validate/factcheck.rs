@@ -169,7 +169,11 @@ fn patterns() -> &'static Patterns {
                 r"|\bsynchroni[sz]\w*\s+(?:all\s+)?(?:the\s+)?(?:threads|block|workgroup|work-group|wavefronts?|lanes)\b)"
             )),
             shared: r(r"(?i)(__shared__|\bLDS\b|\bshared memory\b|\blocal data share\b)"),
-            no_lds: r(r"(?i)\b(LDS|shared memory)\s*(of\s*|=\s*)?0\b"),
+            // "LDS = 0", "launches with 0 bytes of shared memory", "no dynamic LDS".
+            no_lds: r(concat!(
+                r"(?i)\b(LDS|shared memory)\s*(of\s*|=\s*|size\s*(of\s*)?)?0\b",
+                r"|\b(0|zero|no)\s*(bytes?\s*(of\s*)?)?(dynamic\s+)?(LDS|shared memory)\b"
+            )),
             atomic: r(r"(?i)\batomic\w*"),
             gfx: r(r"(?i)\bgfx(\d{3,4}[a-z]?)\b"),
             enum_value: r(concat!(
@@ -2241,6 +2245,21 @@ fn statuses(s: &str, k: &Known, claims: &mut usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_launch_with_no_shared_memory_is_no_lds_claim() {
+        let p = patterns();
+        for s in [
+            "The launch passes 0 bytes of shared memory on the handle's stream.",
+            "It uses no dynamic LDS.",
+            "shared memory = 0",
+        ] {
+            assert!(p.shared.is_match(s) && p.no_lds.is_match(s), "{s}");
+        }
+        assert!(!p
+            .no_lds
+            .is_match("The kernel keeps the partial sums in shared memory."));
+    }
 
     #[test]
     fn architecture_tests_read_as_needs() {

@@ -276,6 +276,16 @@ pub fn system_header_dirs() -> Vec<(PathBuf, bool)> {
         dirs.push((arch.join("bits"), false));
     }
     dirs.push((inc.to_path_buf(), false));
+    // The compiler's own headers: `float.h` (`FLT_EPSILON`), `stdint.h` limits.
+    if let Some(gcc) = std::fs::read_dir("/usr/lib/gcc")
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.to_string_lossy().ends_with("-linux-gnu"))
+        .and_then(newest)
+    {
+        dirs.push((gcc.join("include"), false));
+    }
     dirs
 }
 
@@ -417,12 +427,28 @@ pub fn tail_at(tail: &str, full: &str, sep: u8) -> bool {
 /// underscores, which prose uses for subscripts, not for the library's names.
 fn math_notation(w: &str) -> bool {
     const OPERATORS: &[&str] = &["sum", "prod", "max", "min", "norm", "argmax", "argmin"];
+    // `alpha_old`, `eps_float`, `y_ref`: a value at a moment, of a type or of a reference.
+    const QUALIFIERS: &[&str] = &[
+        "old", "new", "ref", "prev", "next", "true", "exact", "hat", "bar", "tilde", "init",
+        "final", "orig", "float", "double", "half", "single", "f32", "f64",
+    ];
+    const LIBRARIES: &[&str] = &["rocblas", "rocsolver", "hip", "hipblas", "hipsolver"];
+    // `xSTERF`, `xGEMV`: a LAPACK or BLAS routine for any precision.
+    let generic_routine = w.len() >= 4
+        && w.starts_with('x')
+        && w[1..]
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
     let parts: Vec<&str> = w.split('_').collect();
-    parts.len() == 2
-        && parts.iter().all(|p| !p.is_empty())
-        && (parts.iter().all(|p| p.len() <= 2)
-            || (parts[0].len() == 1 && w.len() <= 8)
-            || (OPERATORS.contains(&parts[0]) && parts[1].len() <= 2))
+    generic_routine
+        || (parts.len() == 2
+            && parts.iter().all(|p| !p.is_empty())
+            && (parts.iter().all(|p| p.len() <= 2)
+                || (parts[0].len() == 1 && w.len() <= 8)
+                || (OPERATORS.contains(&parts[0]) && parts[1].len() <= 2)
+                || (QUALIFIERS.contains(&parts[1])
+                    && parts[0].len() <= 8
+                    && !LIBRARIES.contains(&parts[0]))))
 }
 
 /// The identifiers of a text as a set: built once for the code shown, asked by each
@@ -1133,7 +1159,10 @@ fn anchors(segment: &str) -> Vec<&str> {
             }
         }
     }
-    out.retain(|w| !PROSE_NAMES.contains(w));
+    // `_64` names a suffix of the forms, not a name of the code.
+    out.retain(|w| {
+        !PROSE_NAMES.contains(w) && !w.trim_matches('_').chars().all(|c| c.is_ascii_digit())
+    });
     out.sort_unstable();
     out.dedup();
     out
@@ -1242,12 +1271,52 @@ fn cited_elsewhere(sentence: &str, offset: usize, name: &str, at: usize) -> bool
             .all(|c| c.is_some_and(|(a, b)| !(a <= at && at < b)))
 }
 
+/// Does `name` stand only after the range ending at byte `end`, past another citation
+/// (`walks the band (kernels.cpp:73-81), then reduce (84) sums with __shfl_down`): it is
+/// of a later clause, with lines of its own.
+fn in_later_clause(sentence: &str, offset: usize, name: &str, end: usize) -> bool {
+    static CITE: OnceLock<Regex> = OnceLock::new();
+    let cite = CITE.get_or_init(|| Regex::new(r"\(\s*\d+\b").expect("static regex"));
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut any = false;
+    for (i, _) in sentence.match_indices(name) {
+        if sentence[..i].chars().last().is_some_and(word)
+            || sentence[i + name.len()..].chars().next().is_some_and(word)
+        {
+            continue;
+        }
+        let at = offset + i;
+        if at < end {
+            return false;
+        }
+        let between = &sentence[end - offset..i];
+        let cited = file_mention_re()
+            .captures_iter(between)
+            .any(|c| c.get(2).is_some())
+            || line_mention_re().is_match(between)
+            || cite.is_match(between);
+        if !cited {
+            return false;
+        }
+        any = true;
+    }
+    any
+}
+
 /// Is the range at byte `at` in the citation right after a mention of `name`
 /// (`rocblas_syr2_arg_check<API_INT> (lines 116-134; rocblas_syr2.hpp:49-67)`)?
 fn cited_right_after(sentence: &str, offset: usize, name: &str, at: usize) -> bool {
     citations_of(sentence, offset, name)
         .iter()
         .any(|c| c.is_some_and(|(a, b)| a <= at && at < b))
+}
+
+/// Is `full` the constant the code gives `n` a fixed value by (`batch_count_1` for
+/// "batch_count is 1", `stridex_0`)?
+fn fixed_value_of(n: &str, full: &str) -> bool {
+    full.strip_prefix(n)
+        .and_then(|r| r.strip_prefix('_'))
+        .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// Numbers the segment states as a name's value (`NB = 512`).
@@ -1391,6 +1460,7 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece], about: &[String]) -> 
             .into_iter()
             .filter(|n| !about.iter().any(|api| api == n))
             .filter(|n| !cited_elsewhere(sentence, start, n, m.start()))
+            .filter(|n| !in_later_clause(sentence, start, n, m.end()))
             .collect();
         // "takes a plain float* and no batch count (potf2.cpp:40)" cites the lines for
         // what they lack.
@@ -1439,9 +1509,10 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece], about: &[String]) -> 
             })
         };
         let anchored = in_named(true)
-            || names
-                .iter()
-                .any(|n| cited.contains(n) || cited.iter().any(|full| tail_at(n, full, b'_')))
+            || names.iter().any(|n| {
+                cited.contains(n)
+                    || cited.iter().any(|full| tail_at(n, full, b'_') || fixed_value_of(n, full))
+            })
             || names.iter().any(|n| {
                 in_file.iter().any(|p| {
                     let head_or_most = a <= p.start + 4 || 2 * (b - a + 1) > p.end - p.start;
@@ -1542,6 +1613,17 @@ fn group_lines_hold(
         .collect();
     let group = &prose[open..close];
     let mut ranges = Vec::new();
+    // `(89-110; utility.hpp:141-146)`: a part of the group that is numbers alone.
+    for part in group.trim_matches(['(', ')']).split(';') {
+        let part = part.trim();
+        if part.chars().next().is_some_and(|c| c.is_ascii_digit())
+            && part
+                .chars()
+                .all(|c| c.is_ascii_digit() || " ,-–".contains(c))
+        {
+            ranges.extend(listed_after(&format!(", {part}")));
+        }
+    }
     for c in line_mention_re().captures_iter(group) {
         let Some(a) = c.get(1).and_then(|m| m.as_str().parse::<u32>().ok()) else {
             continue;
@@ -2197,6 +2279,25 @@ fn numbers_changed(span: &str, shown_squashed: &str) -> bool {
     Regex::new(&pattern).is_ok_and(|re| re.is_match(shown_squashed))
 }
 
+/// Do the words right after a code span use it as the name of a part of the code
+/// ("`else y = res_A` branch (92-93)", "the `if(alpha)` test")?
+fn names_a_part(after: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"^`?\s+(?:branch|branches|case|cases|path|arm|loop|test|check|clamp|guard)\b")
+            .expect("static regex")
+    })
+    .is_match(after)
+}
+
+/// Is a span pseudo-code: a `for`, `if` or `while` whose condition is not in
+/// parentheses (`for i < n-1: if(E[i] != 0) (*info)++;`)?
+fn pseudo_code(span: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"(?:^|[;{}]\s*)(?:for|if|while)\s+[^\s(]").expect("static regex"))
+        .is_match(span.trim())
+}
+
 /// Do the words just before a code span present it as the code's own text ("the line
 /// reads", "is written as", "the expression")?
 fn presented_as_code(before: &str) -> bool {
@@ -2443,7 +2544,10 @@ pub fn foreign_quote(
             .filter(|m| quote_shaped(m.as_str()))
             .filter(|m| !speaks_of_own_code(sentence_around(&prose, m.start(), m.end())))
             .filter(|m| {
-                statement_shaped(m.as_str())
+                // "the `else y = res_A` branch" names a branch; `for i < n-1: ...` is
+                // pseudo-code. Neither is the code's text, unless presented as such.
+                let named_or_sketched = names_a_part(&prose[m.end()..]) || pseudo_code(m.as_str());
+                (statement_shaped(m.as_str()) && !named_or_sketched)
                     || presented_as_code(&prose[..m.start() - 1])
                     || numbers_changed(m.as_str(), shown_squashed)
             })
@@ -3177,6 +3281,29 @@ mod tests {
         ] {
             assert!(range_elsewhere(wrong, &shown, &[]).is_some(), "{wrong}");
         }
+    }
+
+    #[test]
+    fn notation_labels_and_pseudo_code_are_the_answers_own() {
+        // Values at a moment or of a type, and LAPACK's generic routine names.
+        for w in ["alpha_old", "eps_float", "y_ref", "xSTERF", "xGEMV"] {
+            assert!(math_notation(w), "{w}");
+        }
+        for w in ["rocblas_ref", "load_ptr_batch", "x", "xs"] {
+            assert!(!math_notation(w), "{w}");
+        }
+        assert!(names_a_part("` branch (92-93)"));
+        assert!(!names_a_part("` (92-93) writes y"));
+        assert!(pseudo_code("for i < n-1: if(E[i] != 0) (*info)++;"));
+        assert!(!pseudo_code("for(int i = 0; i < n; i++) x[i] = 0;"));
+        assert!(fixed_value_of("batch_count", "batch_count_1"));
+        assert!(!fixed_value_of("batch_count", "batch_count_max"));
+        // A name past another citation is of a later clause.
+        let s =
+            "Each thread walks the band (k.cpp:73-81), then reduce (84) sums with `__shfl_down`.";
+        let end = s.find("73-81").unwrap() + 5;
+        assert!(in_later_clause(s, 0, "__shfl_down", end));
+        assert!(!in_later_clause(s, 0, "band", end));
     }
 
     #[test]
