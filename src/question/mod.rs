@@ -681,12 +681,21 @@ fn value(s: &Slice, ph: &str) -> Result<String, String> {
             b
         }
         "launch_site" => site("launch_site")?,
-        "grid_limit_site" => site("grid_limit_site")?,
         "info_site" => site("info_site")?,
         // A choice the API's own code makes on the way to its kernel, not one inside
-        // the paired library's code or in code other questions were cut for.
-        "arch_site" | "threshold_site" => {
+        // the paired library's code or in code other questions were cut for; a grid
+        // limit is the one of the library whose kernel the question names (rocBLAS's
+        // gemv grid is no limit on rocSOLVER's larfg_kernel_small).
+        "arch_site" | "threshold_site" | "grid_limit_site" => {
             let v = site(ph)?;
+            let lib = if ph == "grid_limit_site" {
+                s.pieces
+                    .iter()
+                    .find(|p| p.part == PiecePart::Target)
+                    .map_or(s.lib.as_str(), |p| p.lib.as_str())
+            } else {
+                s.lib.as_str()
+            };
             let (file, line) = v.rsplit_once(':').unwrap_or((&v, ""));
             let line: u32 = line
                 .split('-')
@@ -695,7 +704,7 @@ fn value(s: &Slice, ph: &str) -> Result<String, String> {
                 .unwrap_or(0);
             let own = s.pieces.iter().any(|p| {
                 p.file == file
-                    && p.lib == s.lib
+                    && p.lib == lib
                     && p.part <= PiecePart::Work
                     && p.start <= line
                     && line <= p.end
@@ -1282,6 +1291,22 @@ mod tests {
         let cross = view(&s, &shows, &["Which grid does pair_gemv_kernel use?"]);
         assert!(names_in(&cross).contains(&"pairCall_gemv"));
         assert!(!names_in(&plain).contains(&"pairCall_gemv"));
+    }
+
+    #[test]
+    fn a_grid_limit_is_asked_only_in_the_code_of_the_targets_library() {
+        let mut s = parted_slice();
+        for p in s.pieces.iter_mut().filter(|p| p.part == PiecePart::Cross) {
+            p.lib = "pairlib".into();
+        }
+        s.focus
+            .values
+            .insert("grid_limit_site".into(), "src/pair.hpp:5".into());
+        assert!(value(&s, "grid_limit_site").is_err());
+        s.focus
+            .values
+            .insert("grid_limit_site".into(), "src/scal.hpp:12".into());
+        assert_eq!(value(&s, "grid_limit_site").unwrap(), "src/scal.hpp:12");
     }
 
     #[test]

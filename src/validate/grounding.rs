@@ -1201,18 +1201,25 @@ const PROSE_NAMES: &[&str] = &[
 fn instantiated(text: &str, w: &str) -> bool {
     w.len() >= 3
         && text.match_indices(w).any(|(i, _)| {
-            let whole_start = text[..i]
-                .chars()
-                .last()
-                .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
-            let after = &text[i + w.len()..];
-            let mut chars = after.chars();
-            whole_start
+            let mut chars = text[i + w.len()..].chars();
+            !text[..i].chars().last().is_some_and(word_char)
                 && chars.next() == Some('<')
                 && chars
                     .next()
                     .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         })
+}
+
+fn word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Where `name` stands in `text` as a whole word, not inside a longer name.
+fn whole_word_at<'t>(text: &'t str, name: &'t str) -> impl Iterator<Item = usize> + 't {
+    text.match_indices(name).map(|(i, _)| i).filter(move |&i| {
+        !text[..i].chars().last().is_some_and(word_char)
+            && !text[i + name.len()..].chars().next().is_some_and(word_char)
+    })
 }
 
 /// Where each mention of `name` in `sentence` (which starts at byte `offset` of the
@@ -1233,14 +1240,9 @@ fn citations_of(sentence: &str, offset: usize, name: &str) -> Vec<Option<(usize,
         Regex::new(r"^\s*\d+(?:\s*[-–]\s*\d+)?(?:\s*[,;]\s*\d+(?:\s*[-–]\s*\d+)?)*\s*$")
             .expect("static regex")
     });
-    let word = |c: char| c.is_alphanumeric() || c == '_';
     let mut out = Vec::new();
-    for (i, _) in sentence.match_indices(name) {
+    for i in whole_word_at(sentence, name) {
         let after = &sentence[i + name.len()..];
-        if sentence[..i].chars().last().is_some_and(word) || after.chars().next().is_some_and(word)
-        {
-            continue;
-        }
         let cite = after_re
             .captures(after)
             .and_then(|c| c.name("group").or_else(|| c.name("one")))
@@ -1277,14 +1279,8 @@ fn cited_elsewhere(sentence: &str, offset: usize, name: &str, at: usize) -> bool
 fn in_later_clause(sentence: &str, offset: usize, name: &str, end: usize) -> bool {
     static CITE: OnceLock<Regex> = OnceLock::new();
     let cite = CITE.get_or_init(|| Regex::new(r"\(\s*\d+\b").expect("static regex"));
-    let word = |c: char| c.is_alphanumeric() || c == '_';
     let mut any = false;
-    for (i, _) in sentence.match_indices(name) {
-        if sentence[..i].chars().last().is_some_and(word)
-            || sentence[i + name.len()..].chars().next().is_some_and(word)
-        {
-            continue;
-        }
+    for i in whole_word_at(sentence, name) {
         let at = offset + i;
         if at < end {
             return false;
