@@ -406,6 +406,39 @@ pub fn plan_run(
         }
     }
     slices.retain(|_, s: &mut Slice| p.in_shard(&s.family));
+    // A question view no question is left to use (its questions asked once per
+    // pattern with another family) is not planned: two such views of a family's forms
+    // can show the same pieces.
+    let used: BTreeSet<String> = per_family
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|q| q.slice_id.clone())
+        .collect();
+    slices.retain(|id, _| !id.contains('~') || used.contains(id));
+    // Views of one form that show the same pieces are one view: their questions share
+    // one id and one cached prefix. (Two forms may be shown the same code, as a
+    // family whose every API is a `_batched` one is for its base and batched
+    // questions; each keeps its own form.)
+    let mut by_text: BTreeMap<(String, String), String> = BTreeMap::new();
+    let mut same_as: BTreeMap<String, String> = BTreeMap::new();
+    for (id, s) in &slices {
+        match by_text.entry((s.variant.clone(), crate::slice::render(s))) {
+            std::collections::btree_map::Entry::Occupied(first) if id.contains('~') => {
+                same_as.insert(id.clone(), first.get().clone());
+            }
+            std::collections::btree_map::Entry::Occupied(_) => {}
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(id.clone());
+            }
+        }
+    }
+    for q in per_family.iter_mut().flatten().flatten() {
+        if let Some(first) = same_as.get(&q.slice_id) {
+            q.slice_id = first.clone();
+        }
+    }
+    slices.retain(|id, _| !same_as.contains_key(id));
     for (fk, fam) in fams.iter().enumerate() {
         if !p.in_shard(fam) {
             continue;

@@ -250,6 +250,13 @@ fn constexpr_values(text: &str) -> Vec<(String, u32, u32)> {
     r.captures_iter(text)
         .filter_map(|c| {
             let (whole, name) = (c.get(0)?, c.get(1)?);
+            // A variable template (`template <typename T> static constexpr bool
+            // rocblas_is_complex = false;`) has a value per type, not this one.
+            let before = text[..whole.start()].trim_end();
+            let previous = before.rsplit('\n').next().unwrap_or("");
+            if previous.trim_start().starts_with("template") {
+                return None;
+            }
             Some((
                 name.as_str().to_string(),
                 line_at(whole.start()),
@@ -353,7 +360,8 @@ mod tests {
                    inline constexpr char suffix[] = \"\";\n\
                    constexpr int64_t c_chunk\n    = int64_t(512); // x\n\
                    constexpr int f(int a) { return a; }\n\
-                   struct s {\n    static constexpr int member = 3;\n};\n";
+                   struct s {\n    static constexpr int member = 3;\n};\n\
+                   template <typename T>\nstatic constexpr bool is_complex = false;\n";
         let got = constexpr_values(src);
         assert_eq!(
             got,
