@@ -311,6 +311,10 @@ pub struct WhatRuns {
     /// `(file, line)` of a launch edge the API makes -> the conditions in the launching
     /// function still open for the API (decided parts dropped), of its first live launch.
     pub launch_conditions: std::collections::BTreeMap<(String, u32), Vec<String>>,
+    /// `(file, line, kernel node)` of a launch edge every launch of which is never made
+    /// for the API (`trsm_lower`'s backward-substitution launch when the caller passes
+    /// `rocblas_operation_none`).
+    pub dead_launches: std::collections::BTreeSet<(String, u32, usize)>,
 }
 
 impl WhatRuns {

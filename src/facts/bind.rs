@@ -181,6 +181,47 @@ impl<'a> Binder<'a> {
         h
     }
 
+    /// Locals of a body that have the type of one of its parameters: `auto x_ptr =
+    /// adjust_ptr_batch(x, b_base, stridex)`, where every definition of the callee in
+    /// the graph returns its first parameter offset (`return p + block * stride;`), so
+    /// that the launcher the `_64` loop calls with `x_ptr` is read with `x`'s type.
+    fn pointer_aliases(&self, t: &Text, b: &Body) -> BTreeMap<String, String> {
+        static RE: OnceLock<Regex> = OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(r"\bauto\s+([A-Za-z_]\w*)\s*=\s*([A-Za-z_]\w*)\s*\(\s*([A-Za-z_]\w*)\s*,")
+                .expect("static regex")
+        });
+        let mut out = BTreeMap::new();
+        for c in re.captures_iter(&t.s[b.open..b.close]) {
+            if self.returns_first_offset(&c[2]) {
+                out.insert(c[1].to_string(), c[3].to_string());
+            }
+        }
+        out
+    }
+
+    /// Does every definition of `name` in the graph return its first parameter plus an
+    /// offset (and nothing else)?
+    fn returns_first_offset(&self, name: &str) -> bool {
+        static RE: OnceLock<Regex> = OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(r"^\{\s*return\s+([A-Za-z_]\w*)\s*\+[^;{}]*;\s*\}$").expect("static regex")
+        });
+        let mut defs = self.g.nodes.iter().filter(|n| n.name == name).peekable();
+        defs.peek().is_some()
+            && defs.all(|n| {
+                let Some((t, b)) = self.code.body(n) else {
+                    return false;
+                };
+                let Some(h) = self.head_of(n, &t, &b) else {
+                    return false;
+                };
+                let body = &t.s[b.open..(b.close + 1).min(t.s.len())];
+                re.captures(body.trim())
+                    .is_some_and(|c| h.params.first().is_some_and(|(_, p)| *p == c[1]))
+            })
+    }
+
     fn compute(&self, i: usize) -> (Env, bool) {
         let n = &self.g.nodes[i];
         let mut env = Env::default();
@@ -210,6 +251,7 @@ impl<'a> Binder<'a> {
                 continue;
             }
             let chead = self.head_of(caller, &ct, &cb);
+            let aliases = self.pointer_aliases(&ct, &cb);
             let kernel = n.kind == crate::model::NodeKind::Kernel;
             let key = (def_id(caller), n.name.clone(), kernel);
             let cached = super::locked(&self.code.bind_cache.sites)
@@ -219,7 +261,16 @@ impl<'a> Binder<'a> {
                 let found = Arc::new(if kernel {
                     launch_sites(&ct, &cb, &n.name)
                 } else {
-                    call_sites(&ct, &cb, &n.name)
+                    let mut found = call_sites(&ct, &cb, &n.name);
+                    // A header shared by the 32-bit and `_64` units is read as the
+                    // 32-bit unit sees it: the `_64` unit's call of `f_64` is written
+                    // there as the call of `f` (`ROCBLAS_API(f)(...)`).
+                    if found.is_empty() {
+                        if let Some(base) = n.name.strip_suffix("_64") {
+                            found = call_sites(&ct, &cb, base);
+                        }
+                    }
+                    found
                 });
                 super::locked(&self.code.bind_cache.sites).insert(key, found.clone());
                 found
@@ -242,7 +293,7 @@ impl<'a> Binder<'a> {
                     continue;
                 }
                 reached = true;
-                let mut got = bind_site(&own, chead.as_deref(), s, &cenv, &env.params);
+                let mut got = bind_site(&own, chead.as_deref(), &aliases, s, &cenv, &env.params);
                 // The handle goes down with its pointer mode, where the caller set it.
                 if own.params.iter().any(|(_, p)| p == "handle") {
                     if let Some(m) = cenv.values.get(POINTER_MODE) {
@@ -432,6 +483,7 @@ fn launch_sites(t: &Text, b: &Body, kernel: &str) -> Vec<Site> {
 fn bind_site(
     callee: &Head,
     caller: Option<&Head>,
+    aliases: &BTreeMap<String, String>,
     s: &Site,
     cenv: &Env,
     params: &BTreeSet<String>,
@@ -455,7 +507,7 @@ fn bind_site(
         }
     }
     for ((ty, _), a) in callee.params.iter().zip(&s.args) {
-        let Some(arg_ty) = arg_type(a, caller, cenv) else {
+        let Some(arg_ty) = arg_type(a, caller, aliases, cenv) else {
             continue;
         };
         deduce(ty, &arg_ty, params, &mut got);
@@ -463,8 +515,14 @@ fn bind_site(
     got
 }
 
-/// The type of an argument: a parameter of the caller passed by name, or a cast.
-fn arg_type(a: &str, caller: Option<&Head>, cenv: &Env) -> Option<String> {
+/// The type of an argument: a parameter of the caller passed by name (or a local
+/// `aliases` gives that parameter's type), or a cast.
+fn arg_type(
+    a: &str,
+    caller: Option<&Head>,
+    aliases: &BTreeMap<String, String>,
+    cenv: &Env,
+) -> Option<String> {
     let a = a.trim();
     if let Some(rest) = a.strip_prefix('(') {
         // `(const rocblas_half*)alpha`
@@ -478,7 +536,11 @@ fn arg_type(a: &str, caller: Option<&Head>, cenv: &Env) -> Option<String> {
     if !a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return None;
     }
-    let (ty, _) = caller?.params.iter().find(|(_, n)| n == a)?;
+    let caller = caller?;
+    let (ty, _) = caller.params.iter().find(|(_, n)| n == a).or_else(|| {
+        let p = aliases.get(a)?;
+        caller.params.iter().find(|(_, n)| n == p)
+    })?;
     resolve_type(ty, cenv)
 }
 

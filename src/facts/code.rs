@@ -353,6 +353,43 @@ impl<'a> Scanner<'a> {
                     return after;
                 }
             }
+            // A launch macro's wrapper (its empty-grid test and error return) is read
+            // as the launch it makes, one statement, as before `do` was read.
+            "do" if !self.src[i..self.matching(self.ws(i + 2)).min(end)]
+                .contains("hipLaunchKernelGGL") =>
+            {
+                // `do { ... } while(0)` (a macro's statement wrapper) runs its body
+                // once: no loop. Any other `do` loops on its `while` condition.
+                let body = self.ws(i + 2);
+                let (mut c, mut a) = (conds.to_vec(), at.to_vec());
+                let after_body = {
+                    let probe = if self.s.get(body) == Some(&b'{') {
+                        self.matching(body).min(end) + 1
+                    } else {
+                        body
+                    };
+                    self.ws(probe)
+                };
+                let mut next = after_body;
+                let mut head = None;
+                if self.word(after_body) == "while" {
+                    let j = self.ws(after_body + 5);
+                    if self.s.get(j) == Some(&b'(') {
+                        let e = self.matching(j).min(end);
+                        head = Some(tidy(&self.src[j + 1..e]));
+                        next = self.ws(e + 1);
+                        if self.s.get(next) == Some(&b';') {
+                            next += 1;
+                        }
+                    }
+                }
+                if let Some(h) = head.as_deref().filter(|h| *h != "0" && *h != "false") {
+                    c.push(format!("loop: do while ({h})"));
+                    a.push(i);
+                }
+                self.stmt(body, end, &c, &a);
+                return next.max(body + 1);
+            }
             "for" | "while" | "switch" => {
                 let j = self.ws(i + w.len());
                 if self.s.get(j) == Some(&b'(') {
@@ -599,6 +636,20 @@ mod tests {
         assert_eq!(at("k1"), ["switch (m)", "case 1"]);
         assert_eq!(at("k2"), ["switch (m)", "default"]);
         assert!(at("switch").is_empty() || at("switch") == ["switch (m)"]);
+    }
+
+    #[test]
+    fn a_macro_do_while_0_is_no_loop_and_its_body_is_read() {
+        let src = "rocblas_status f(rocblas_handle handle) {\n do { if ( ( handle ) -> is_device_memory_size_query ( ) ) return rocblas_status_size_unchanged ; } while ( 0 );\n after();\n do { step(); } while (k < n);\n}\n";
+        let b = Scanner::new(src).function("f", 0, src.len()).unwrap();
+        let at = |needle: &str| b.conds_at(src.find(needle).unwrap()).0;
+        assert_eq!(at("return"), ["(handle)->is_device_memory_size_query()"]);
+        assert!(at("after").is_empty());
+        assert_eq!(at("step"), ["loop: do while (k < n)"]);
+        // A launch macro's wrapper stays one statement, under the conditions around it.
+        let src = "void f() {\n if(a)\n do { if(g.x != 0) { hipLaunchKernelGGL(k, g, t, 0, s); } } while(0);\n}\n";
+        let b = Scanner::new(src).function("f", 0, src.len()).unwrap();
+        assert_eq!(b.conds_at(src.find("hipLaunch").unwrap()).0, ["a"]);
     }
 
     #[test]

@@ -39,6 +39,9 @@ use eval::{condition, known_names, Truth};
 
 /// A file of a library: `(lib, file)`.
 type FileKey = (String, String);
+/// A macro invoked in a file: `(line of the invocation, name, file and line of its
+/// #define)`.
+type MacroUse = (u32, String, String, u32);
 /// A definition: `(lib, file, name, line)`.
 type DefKey = (String, String, String, u32);
 
@@ -47,6 +50,9 @@ type DefKey = (String, String, String, u32);
 pub struct CodeText {
     trees: HashMap<String, ExpandedTree>,
     files: Mutex<HashMap<FileKey, Option<Arc<Text>>>>,
+    /// Per file: the macros expanded in it, `(line of the invocation, name, file and
+    /// line of its #define)`.
+    macros: Mutex<HashMap<FileKey, Arc<Vec<MacroUse>>>>,
     bodies: Mutex<HashMap<DefKey, Option<Arc<Body>>>>,
     /// The namespace-scope variables of each file, read once.
     globals: Mutex<HashMap<FileKey, Arc<HashMap<String, code::NamespaceVariable>>>>,
@@ -105,13 +111,66 @@ impl CodeText {
         if let Some(t) = locked(&self.files).get(&key) {
             return t.clone();
         }
-        let t = self
-            .trees
-            .get(lib)
-            .and_then(|tr| tr.text(file))
-            .map(|s| Arc::new(Text::new(s)));
+        let expanded = self.trees.get(lib).and_then(|tr| tr.expand(file));
+        let t = expanded.map(|(s, expansions)| {
+            let t = Arc::new(Text::new(s));
+            let macros = expansions
+                .into_iter()
+                .map(|x| {
+                    (
+                        t.line_of(x.start),
+                        x.name,
+                        x.def_file.to_string(),
+                        x.def_line,
+                    )
+                })
+                .collect();
+            locked(&self.macros).insert(key.clone(), Arc::new(macros));
+            t
+        });
         locked(&self.files).insert(key, t.clone());
         t
+    }
+
+    /// For a statement at `line` of a file whose text as written does not name
+    /// `needle` (`is_device_memory_size_query`) while a macro invoked there, defined in
+    /// another file, does (`RETURN_ZERO_DEVICE_MEMORY_SIZE_IF_QUERIED(handle);`): the
+    /// macro, its file and the lines of its `#define`, which show what runs there.
+    fn macro_elsewhere(
+        &self,
+        lib: &str,
+        file: &str,
+        line: u32,
+        needle: &str,
+    ) -> Option<(String, String, u32, u32)> {
+        self.text(lib, file)?;
+        let tree = self.trees.get(lib)?;
+        let written_line = tree
+            .written(file)?
+            .lines()
+            .nth(line.checked_sub(1)? as usize)?;
+        if written_line.contains(needle) {
+            return None;
+        }
+        let macros = locked(&self.macros)
+            .get(&(lib.to_string(), file.to_string()))
+            .cloned()?;
+        macros
+            .iter()
+            .filter(|(at, _, def_file, _)| *at == line && def_file != file)
+            .find_map(|(_, name, def_file, def_line)| {
+                let lines: Vec<&str> = tree.written(def_file)?.lines().collect();
+                let first = def_line.checked_sub(1)? as usize;
+                let mut end = first;
+                while end + 1 < lines.len() && lines[end].trim_end().ends_with('\\') {
+                    end += 1;
+                }
+                lines
+                    .get(first..=end)?
+                    .iter()
+                    .any(|l| l.contains(needle))
+                    .then(|| (name.clone(), def_file.clone(), *def_line, end as u32 + 1))
+            })
     }
 
     /// Line `line` of a file as written (comments blanked), macros unexpanded.
@@ -292,6 +351,11 @@ fn detectors() -> &'static Detectors {
     })
 }
 
+/// A memory fence, which orders this thread's accesses and synchronizes no threads.
+pub fn is_fence(op: &str) -> bool {
+    op.starts_with("__threadfence") || op == "__builtin_amdgcn_fence"
+}
+
 /// Template parameters of the definition starting at `from`: `(name, is_value)`.
 fn template_params(t: &Text, from: usize, name_at: usize) -> Vec<(String, bool)> {
     let head = &t.s[from..name_at.max(from)];
@@ -451,6 +515,8 @@ struct Launches {
     /// Per launch edge `(file, line)`: the launching function's own open conditions at
     /// its first live launch.
     own_conditions: BTreeMap<(String, u32), Vec<String>>,
+    /// Launch edges `(file, line, kernel node)` none of whose launches is made.
+    dead_edges: BTreeSet<(String, u32, usize)>,
 }
 
 impl<'a> FactReader<'a> {
@@ -501,6 +567,7 @@ impl<'a> FactReader<'a> {
                 .collect(),
             regions: l.regions,
             launch_conditions: l.own_conditions,
+            dead_launches: l.dead_edges,
         }
     }
 
@@ -523,6 +590,7 @@ impl<'a> FactReader<'a> {
             if let Some(why) = by_name {
                 out.dead
                     .push((e.to, format!("{} at {}:{}: {why}", to.name, e.file, e.line)));
+                out.dead_edges.insert((e.file.clone(), e.line, e.to));
                 continue;
             }
             // What must hold for the API to reach the launching function at all (a
@@ -535,6 +603,7 @@ impl<'a> FactReader<'a> {
                         to.name, e.file, e.line, from.name
                     ),
                 ));
+                out.dead_edges.insert((e.file.clone(), e.line, e.to));
                 continue;
             };
             let pv = if detail {
@@ -542,6 +611,7 @@ impl<'a> FactReader<'a> {
             } else {
                 ParamValues::new()
             };
+            let mut any_live = false;
             for (mut f, kv, mut dead) in self.launch_facts(binder, e.from, (from, to), &pv, detail)
             {
                 let mut decided_by = compiled::TEXT;
@@ -588,6 +658,10 @@ impl<'a> FactReader<'a> {
                     .or_insert_with(|| f.conditions.clone());
                 under(&mut f, &reach);
                 out.live.push((e.to, f, kv));
+                any_live = true;
+            }
+            if !any_live {
+                out.dead_edges.insert((e.file.clone(), e.line, e.to));
             }
         }
         out
@@ -1270,21 +1344,31 @@ impl<'a> FactReader<'a> {
                 );
                 hits.sort_by_key(|h| h.1);
             }
-            if hits.is_empty() {
-                continue;
+            // A fence orders memory and waits for no other thread: barriers and
+            // fences are stated apart (`fence` set on the fences' fact).
+            let (fences, hits): (Vec<_>, Vec<_>) = hits
+                .into_iter()
+                .partition(|h| kind == FactKind::Barrier && is_fence(&h.0));
+            for (hits, fence) in [(hits, false), (fences, true)] {
+                if hits.is_empty() {
+                    continue;
+                }
+                let ops: BTreeSet<&str> = hits.iter().map(|h| h.0.as_str()).collect();
+                let lines: Vec<String> = hits.iter().map(|h| h.1.to_string()).collect();
+                let mut v = BTreeMap::new();
+                v.insert(
+                    "ops".into(),
+                    ops.iter().copied().collect::<Vec<_>>().join(", "),
+                );
+                v.insert("lines".into(), lines.join(", "));
+                v.insert("count".into(), hits.len().to_string());
+                if fence {
+                    v.insert("fence".into(), "true".into());
+                }
+                let mut f = fact(kind, &n.name, hits[0].1, v);
+                f.end_line = hits[0].1;
+                out.push(f);
             }
-            let ops: BTreeSet<&str> = hits.iter().map(|h| h.0.as_str()).collect();
-            let lines: Vec<String> = hits.iter().map(|h| h.1.to_string()).collect();
-            let mut v = BTreeMap::new();
-            v.insert(
-                "ops".into(),
-                ops.iter().copied().collect::<Vec<_>>().join(", "),
-            );
-            v.insert("lines".into(), lines.join(", "));
-            v.insert("count".into(), hits.len().to_string());
-            let mut f = fact(kind, &n.name, hits[0].1, v);
-            f.end_line = hits[0].1;
-            out.push(f);
         }
         if n.kind == NodeKind::Kernel {
             if let Some((scalar, cond, at)) = scalar_guard(&t.s, &b) {
@@ -1513,6 +1597,16 @@ impl<'a> FactReader<'a> {
                 if let Some(c) = d.ret_any.captures(&text) {
                     let mut v = BTreeMap::new();
                     v.insert("returns".into(), c[1].to_string());
+                    if let Some((name, def_file, s, e)) = self.code.macro_elsewhere(
+                        &n.lib,
+                        &n.file,
+                        line,
+                        "is_device_memory_size_query",
+                    ) {
+                        v.insert("macro".into(), name);
+                        v.insert("macro_file".into(), def_file);
+                        v.insert("macro_lines".into(), format!("{s}-{e}"));
+                    }
                     let mut conds = open.clone();
                     conds.push(check.clone());
                     out.push(mk(
@@ -1969,8 +2063,17 @@ fn last_dim3(name: &str, before: &str) -> Option<String> {
         }
         None
     })?;
-    let close = Scanner::new(before).matching(open);
-    (close < before.len()).then(|| tidy(&before[open + 1..close]))
+    let sc = Scanner::new(before);
+    let close = sc.matching(open);
+    if close >= before.len() {
+        return None;
+    }
+    // `dim3 g = (c) ? a : b;`: the parentheses are not the initializer's whole.
+    let rest = before[close + 1..].trim_start();
+    if !(rest.is_empty() || rest.starts_with(';') || rest.starts_with(',')) {
+        return None;
+    }
+    Some(tidy(&before[open + 1..close]))
 }
 
 /// The public headers whose enumerators callers pass as arguments (`rocblas_side_left`,
@@ -2588,6 +2691,7 @@ mod tests {
             "grid == dim3(1);",
             "grid(3);",
             "dim3grid(3);",
+            "dim3 grid = (org) ? grid_org : grid_new;",
         ] {
             assert_eq!(last_dim3("grid", other), None, "{other}");
         }

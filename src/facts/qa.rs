@@ -639,6 +639,21 @@ fn subject(f: &Fact) -> Option<&str> {
     Some(f.subject.trim()).filter(|s| !s.is_empty())
 }
 
+/// ` through `MACRO` (file:lines)` for a fact written in a macro the line invokes.
+fn through_macro(f: &Fact) -> String {
+    match (f.values.get("macro"), f.values.get("macro_lines")) {
+        (Some(m), Some(lines)) => {
+            let file = f.values.get("macro_file").unwrap_or(&f.file);
+            format!(
+                " through {} ({}:{lines})",
+                code(m),
+                file.rsplit('/').next().unwrap_or(file)
+            )
+        }
+        _ => String::new(),
+    }
+}
+
 /// The sentence that states a fact, by its kind: the one place a kind is worded.
 /// Names, values and conditions are code spans; citations are plain.
 fn statement(f: &Fact) -> Option<String> {
@@ -647,17 +662,10 @@ fn statement(f: &Fact) -> Option<String> {
     Some(match f.kind {
         FactKind::Launch => {
             // Written in a macro the site invokes: say where the kernel is named.
-            let through = match (f.values.get("macro"), f.values.get("macro_lines")) {
-                (Some(m), Some(lines)) => format!(
-                    " through {} ({}:{lines})",
-                    code(m),
-                    f.file.rsplit('/').next().unwrap_or(&f.file)
-                ),
-                _ => String::new(),
-            };
             format!(
-                "{func} launches {} ({at}){through}{when}.",
-                code(subject(f)?)
+                "{func} launches {} ({at}){}{when}.",
+                code(subject(f)?),
+                through_macro(f)
             )
         }
         FactKind::LaunchBounds => {
@@ -692,6 +700,9 @@ fn statement(f: &Fact) -> Option<String> {
         ),
         FactKind::Barrier | FactKind::Atomic | FactKind::Wavefront | FactKind::MemoryPath => {
             let what = match f.kind {
+                FactKind::Barrier if slot(f, "fence").is_some() => {
+                    "memory fences (ordering this thread's writes, not a barrier)"
+                }
                 FactKind::Barrier => "barriers",
                 FactKind::Atomic => "atomics",
                 FactKind::MemoryPath => "memory paths",
@@ -724,8 +735,9 @@ fn statement(f: &Fact) -> Option<String> {
             )
         }
         FactKind::WorkspaceQuery => format!(
-            "{func} answers a device-memory size query by returning {} ({at}){when}.",
+            "{func} answers a device-memory size query by returning {} ({at}){}{when}.",
             value("returns")?,
+            through_macro(f),
         ),
         FactKind::ArgCheck | FactKind::QuickReturn => format!(
             "{func} returns {} if {} ({at}){when}.",
@@ -1876,7 +1888,7 @@ pub fn render(
             if let (Some(r), Some(m)) = (f.values.get("macro_lines"), f.values.get("macro")) {
                 let lines = Lines {
                     lib: &f.lib,
-                    file: &f.file,
+                    file: f.values.get("macro_file").unwrap_or(&f.file),
                     name: m,
                     range: r,
                 };

@@ -684,6 +684,14 @@ impl ExpandedTree {
         Some(self.prep.preprocess(id).text)
     }
 
+    /// A file's expanded text with the macros expanded in it (where each expansion
+    /// is in the text and where its `#define` is).
+    pub fn expand(&self, rel: &str) -> Option<(String, Vec<preprocess::Expansion>)> {
+        let id = *self.ids.get(rel)?;
+        let out = self.prep.preprocess(id);
+        Some((out.text, out.expansions))
+    }
+
     /// A file's text as written, comments blanked, line for line with [`Self::text`];
     /// `None` if it is not indexed.
     pub fn written(&self, rel: &str) -> Option<&str> {

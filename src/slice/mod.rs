@@ -358,8 +358,7 @@ pub fn cut(
     trees: &Trees,
     limits: SliceLimits,
 ) -> Result<Slice, SliceError> {
-    let never = spec.runs.map(|d| &d.unreached);
-    let par = target::parents(g, never);
+    let par = target::parents(g, spec.runs);
     let mut picks: Vec<Pick> = Vec::new();
     let mut focus = SliceFocus::default();
     add(

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use crate::model::{EdgeKind, InterfaceGraph, NodeKind};
+use crate::model::{EdgeKind, InterfaceGraph, NodeKind, WhatRuns};
 
 /// Kernels that only prepare or tidy up (zero-fill, reset, scalar init, beta-scale,
 /// copies): never the target of a question about the work unless nothing else runs.
@@ -46,18 +46,25 @@ pub fn lines_of(g: &InterfaceGraph, i: usize) -> u32 {
 }
 
 /// The breadth-first parent of every node: the caller nearest the API (then the
-/// earliest discovered), with the line of the call or launch. Nodes in `never` (calls
-/// the API never makes) are no one's parent, so no path runs through them, and
-/// distances are counted without them: a kernel reached only past a return every call
-/// takes is reached the long way round (syr2k's block-recursive path), not cut off.
-pub fn parents(g: &InterfaceGraph, never: Option<&BTreeSet<usize>>) -> Vec<Option<(usize, u32)>> {
+/// earliest discovered), with the line of the call or launch. Nodes the API never
+/// calls and launch sites it never makes (`runs`, read by the facts) are no one's
+/// parent, so no path runs through them, and distances are counted without them: a
+/// kernel reached only past a return every call takes is reached the long way round
+/// (syr2k's block-recursive path), not cut off, and a kernel two launchers launch is
+/// shown at the launch its API makes (getrs's `trsm_upper`, not the `trsm_lower`
+/// launch under a `diag` its caller never passes).
+pub fn parents(g: &InterfaceGraph, runs: Option<&WhatRuns>) -> Vec<Option<(usize, u32)>> {
     let n = g.nodes.len();
     let usable = |e: &crate::model::GraphEdge| {
         e.to != 0
             && e.from != e.to
             && e.from < n
             && e.to < n
-            && !never.is_some_and(|x| x.contains(&e.from))
+            && !runs.is_some_and(|r| {
+                r.unreached.contains(&e.from)
+                    || (e.kind == EdgeKind::Launch
+                        && r.dead_launches.contains(&(e.file.clone(), e.line, e.to)))
+            })
     };
     let mut out_edges: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (k, e) in g.edges.iter().enumerate() {
