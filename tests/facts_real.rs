@@ -439,8 +439,21 @@ fn isamax_two_pass_reduction() {
 fn spotrf_resets_info_and_returns_early() {
     let f = facts("rocsolver", "rocsolver_spotrf");
     let p = "library/src/lapack/roclapack_potrf.hpp";
-    // roclapack_potrf.hpp:163-164: no batch, nothing to do.
-    find(&f, FactKind::QuickReturn, "rocblas_status_success", p, 163);
+    // roclapack_potrf.hpp:163-164: no batch, nothing to do; the non-batched form fixes
+    // `rocblas_int batch_count = 1;` (roclapack_potrf.cpp), so that return is only the
+    // batched forms'.
+    assert!(f
+        .facts
+        .iter()
+        .all(|x| !(x.file == p && x.line == 163 && x.kind == FactKind::QuickReturn)));
+    let batched = facts("rocsolver", "rocsolver_spotrf_batched");
+    find(
+        &batched,
+        FactKind::QuickReturn,
+        "rocblas_status_success",
+        p,
+        163,
+    );
     // :169-174: reset_info on dim3 threads(BS1, 1, 1), BS1 = 256, before the n == 0
     // quick return at :177-178.
     let r = find(&f, FactKind::Launch, "reset_info", p, 174);
@@ -621,27 +634,28 @@ fn static_state_set_once_or_per_thread() {
 
 #[test]
 fn a_pointer_mode_rocsolver_sets_decides_the_branches_below_it() {
-    // roclapack_getrs.hpp:145-147 sets host pointer mode before its rocBLAS and gemm
-    // calls; rocsolver_gemm reads it (roclapack_gemm_specialized_kernels.hpp:201-202)
-    // and launches gemm_kernel at :228 only in device mode, at :234 otherwise.
+    // roclapack_getrs.cpp:59-60 fixes `I inca = 1; I incb = 1;` (locals set once), so
+    // rocsolver_gemm returns into rocblasCall_gemm at
+    // roclapack_gemm_specialized_kernels.hpp:192-195 before either gemm_kernel launch
+    // (:228 in device mode, :234 in host mode, which getrs.hpp:145-147 sets): neither is
+    // rocsolver_sgetrs's.
     let getrs = facts("rocsolver", "rocsolver_sgetrs");
     let gemm = "library/src/specialized/roclapack_gemm_specialized_kernels.hpp";
-    let host = find(&getrs, FactKind::Launch, "gemm_kernel", gemm, 234);
-    assert!(
-        host.conditions.iter().all(|c| !c.contains("pmode")),
-        "{host:?}"
-    );
     assert!(getrs
         .facts
         .iter()
-        .all(|f| !(f.file == gemm && f.line == 228)));
-    assert!(
-        getrs.excluded.iter().any(
-            |x| x.starts_with(&format!("gemm_kernel at {gemm}:228")) && x.contains("pmode = 0")
-        ),
-        "{:?}",
-        getrs.excluded
-    );
+        .all(|f| !(f.file == gemm && (f.line == 228 || f.line == 234))));
+    for line in [228, 234] {
+        assert!(
+            getrs
+                .excluded
+                .iter()
+                .any(|x| x.starts_with(&format!("gemm_kernel at {gemm}:{line}"))
+                    && x.contains("inca = 1")),
+            "{:?}",
+            getrs.excluded
+        );
+    }
     // roclapack_potf2.hpp:205-207 sets device mode; its rocblasCall_scal (:252) reaches
     // rocblas_scal_kernels.hpp, whose host-mode twin launches (:229, :306) it never makes.
     let potf2 = facts("rocsolver", "rocsolver_spotf2");
@@ -911,5 +925,22 @@ fn a_return_always_taken_leaves_what_follows_unreached() {
                 && x.contains("`inca == 1 && incb == 1 && incc == 1` holds for this API")),
         "{:#?}",
         orgtr.excluded
+    );
+}
+
+#[test]
+fn a_return_another_function_already_took_is_compared_in_the_apis_names() {
+    // rocblas_her_batched_impl passes its `n` and `batch_count` both to
+    // rocblas_her_arg_check (rocblas_her.hpp:46: `!n || !batch_count` returns success)
+    // and to rocblas_internal_her_launcher_64 (rocblas_her_kernels_64.cpp:46:
+    // `!n_64 || !batch_count_64`), which can then never fire: in the API's names the
+    // two tests are one.
+    let f = facts("rocblas", "rocblas_cher_batched_64");
+    let k = "library/src/src64/blas2/rocblas_her_kernels_64.cpp";
+    let r = find(&f, FactKind::QuickReturn, "rocblas_status_success", k, 46);
+    assert_eq!(r.values["condition"], "!n_64 || !batch_count_64");
+    assert_eq!(
+        r.values[rocqa::facts::OUTER_CONDITION],
+        "!n || !batch_count"
     );
 }

@@ -29,6 +29,8 @@ pub struct Binder<'a> {
     memo: RefCell<HashMap<usize, (Rc<Env>, bool)>>,
     /// Per node: its local constants and aliases, read once, in order.
     locals: RefCell<HashMap<usize, Rc<Vec<Local>>>>,
+    /// Per node: its parameters as the outermost caller passing them names them.
+    renames: RefCell<HashMap<usize, Rc<BTreeMap<String, String>>>>,
 }
 
 /// A constant or type alias a body declares: where its declaration ends, its name,
@@ -75,6 +77,7 @@ impl<'a> Binder<'a> {
             g,
             memo: RefCell::new(HashMap::new()),
             locals: RefCell::new(HashMap::new()),
+            renames: RefCell::new(HashMap::new()),
         }
     }
 
@@ -222,6 +225,100 @@ impl<'a> Binder<'a> {
             })
     }
 
+    /// The sites in `caller` (text `ct`, body `cb`) that call or launch `n`.
+    fn sites(
+        &self,
+        caller: &crate::model::GraphNode,
+        n: &crate::model::GraphNode,
+        ct: &Text,
+        cb: &Body,
+    ) -> Arc<Vec<Site>> {
+        let kernel = n.kind == crate::model::NodeKind::Kernel;
+        let key = (def_id(caller), n.name.clone(), kernel);
+        let cached = super::locked(&self.code.bind_cache.sites)
+            .get(&key)
+            .cloned();
+        cached.unwrap_or_else(|| {
+            let found = Arc::new(if kernel {
+                launch_sites(ct, cb, &n.name)
+            } else {
+                let mut found = call_sites(ct, cb, &n.name);
+                // A header shared by the 32-bit and `_64` units is read as the
+                // 32-bit unit sees it: the `_64` unit's call of `f_64` is written
+                // there as the call of `f` (`ROCBLAS_API(f)(...)`).
+                if found.is_empty() {
+                    if let Some(base) = n.name.strip_suffix("_64") {
+                        found = call_sites(ct, cb, base);
+                    }
+                }
+                found
+            });
+            super::locked(&self.code.bind_cache.sites).insert(key, found.clone());
+            found
+        })
+    }
+
+    /// Node `i`'s parameters that every live call passes a caller's parameter to, named
+    /// as the outermost caller that passes it on names it (`n_64` of the `_64` launcher
+    /// and `n` of the argument check are both the API's `n`): what lets a return be
+    /// compared with an earlier one in another function.
+    pub fn outer_names(&self, i: usize) -> Rc<BTreeMap<String, String>> {
+        if let Some(r) = self.renames.borrow().get(&i) {
+            return r.clone();
+        }
+        // Cut cycles: a node being computed renames nothing.
+        self.renames
+            .borrow_mut()
+            .insert(i, Rc::new(BTreeMap::new()));
+        let n = &self.g.nodes[i];
+        let mut agreed: Option<BTreeMap<String, String>> = None;
+        let own = self.code.body(n).and_then(|(t, b)| self.head_of(n, &t, &b));
+        let callers: BTreeSet<usize> = super::callers_of(self.g, i, false)
+            .map(|e| e.from)
+            .filter(|&c| self.reached(c))
+            .collect();
+        if let Some(own) = own.filter(|_| !callers.is_empty()) {
+            for c in callers {
+                let caller = &self.g.nodes[c];
+                let Some((ct, cb)) = self.code.body(caller) else {
+                    agreed = Some(BTreeMap::new());
+                    break;
+                };
+                let Some(chead) = self.head_of(caller, &ct, &cb) else {
+                    agreed = Some(BTreeMap::new());
+                    break;
+                };
+                let up = self.outer_names(c);
+                for site in self.sites(caller, n, &ct, &cb).iter() {
+                    let mut got = BTreeMap::new();
+                    for ((_, p), a) in own.params.iter().zip(&site.args) {
+                        let a = a.trim();
+                        // A plain parameter of the caller, or one cast: `(rocblas_int)n_64`.
+                        let a = a
+                            .strip_prefix('(')
+                            .and_then(|r| r.split_once(')'))
+                            .map(|(_, v)| v.trim())
+                            .unwrap_or(a);
+                        if chead.params.iter().any(|(_, q)| q == a) {
+                            let outer = up.get(a).cloned().unwrap_or_else(|| a.to_string());
+                            got.insert(p.clone(), outer);
+                        }
+                    }
+                    agreed = Some(match agreed {
+                        None => got,
+                        Some(x) => x
+                            .into_iter()
+                            .filter(|(k, v)| got.get(k) == Some(v))
+                            .collect(),
+                    });
+                }
+            }
+        }
+        let r = Rc::new(agreed.unwrap_or_default());
+        self.renames.borrow_mut().insert(i, r.clone());
+        r
+    }
+
     fn compute(&self, i: usize) -> (Env, bool) {
         let n = &self.g.nodes[i];
         let mut env = Env::default();
@@ -252,29 +349,7 @@ impl<'a> Binder<'a> {
             }
             let chead = self.head_of(caller, &ct, &cb);
             let aliases = self.pointer_aliases(&ct, &cb);
-            let kernel = n.kind == crate::model::NodeKind::Kernel;
-            let key = (def_id(caller), n.name.clone(), kernel);
-            let cached = super::locked(&self.code.bind_cache.sites)
-                .get(&key)
-                .cloned();
-            let sites = cached.unwrap_or_else(|| {
-                let found = Arc::new(if kernel {
-                    launch_sites(&ct, &cb, &n.name)
-                } else {
-                    let mut found = call_sites(&ct, &cb, &n.name);
-                    // A header shared by the 32-bit and `_64` units is read as the
-                    // 32-bit unit sees it: the `_64` unit's call of `f_64` is written
-                    // there as the call of `f` (`ROCBLAS_API(f)(...)`).
-                    if found.is_empty() {
-                        if let Some(base) = n.name.strip_suffix("_64") {
-                            found = call_sites(&ct, &cb, base);
-                        }
-                    }
-                    found
-                });
-                super::locked(&self.code.bind_cache.sites).insert(key, found.clone());
-                found
-            });
+            let sites = self.sites(caller, n, &ct, &cb);
             if sites.is_empty() {
                 agreed = Some(BTreeMap::new());
                 reached = true;
@@ -628,7 +703,7 @@ fn locals(
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         Regex::new(
-            r"(?:\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?[A-Za-z_][\w:]*\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\brocblas_(set|get)_pointer_mode\s*\(\s*handle\s*,\s*&?\s*([A-Za-z_]\w*)\s*\))|(?:\bhandle\s*->\s*(push)_pointer_mode\s*\(\s*([A-Za-z_]\w*)\s*\))",
+            r"(?:\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?[A-Za-z_][\w:]*\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\brocblas_(set|get)_pointer_mode\s*\(\s*handle\s*,\s*&?\s*([A-Za-z_]\w*)\s*\))|(?:\bhandle\s*->\s*(push)_pointer_mode\s*\(\s*([A-Za-z_]\w*)\s*\))|(?:\b(?:[A-Za-z_][\w:]*\s+)+?([A-Za-z_]\w*)\s*=\s*(-?\d+|true|false)\s*;)",
         )
         .expect("static regex")
     });
@@ -674,6 +749,32 @@ fn locals(
         }
         let (name, value, is_type) = if let (Some(n), Some(e)) = (c.get(1), c.get(2)) {
             (n.as_str(), value(e.as_str(), env), false)
+        } else if let (Some(n), Some(e)) = (c.get(9), c.get(10)) {
+            // `rocblas_int batch_count = 1;` at the top of a body and never written
+            // again: a constant in all but name (rocSOLVER's non-batched `_impl`s fix
+            // their batch count and strides this way).
+            let at = c.get(0).map_or(0, |m| m.start());
+            let starts_statement = text[..at]
+                .trim_end()
+                .chars()
+                .last()
+                .is_none_or(|ch| matches!(ch, ';' | '{' | '}'));
+            let first_word = c
+                .get(0)
+                .map_or("", |m| m.as_str())
+                .split_whitespace()
+                .next();
+            if !starts_statement
+                || matches!(
+                    first_word,
+                    Some("return" | "else" | "case" | "goto" | "delete")
+                )
+                || !top_level(base + at)
+                || written_after_declaration(text, n.as_str(), c.get(0).map_or(0, |m| m.end()))
+            {
+                continue;
+            }
+            (n.as_str(), value(e.as_str(), env), false)
         } else if let (Some(n), Some(e)) = (c.get(3), c.get(4)) {
             (
                 n.as_str(),
@@ -703,9 +804,56 @@ fn locals(
     }
 }
 
+/// Does `body` write `name` (assign, compound-assign, increment, take its address)
+/// anywhere past `from`?
+fn written_after_declaration(body: &str, name: &str, from: usize) -> bool {
+    let b = body.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    body[from..].match_indices(name).any(|(k, _)| {
+        let k = from + k;
+        let end = k + name.len();
+        if (k > 0 && word(b[k - 1])) || b.get(end).is_some_and(|&c| word(c)) {
+            return false;
+        }
+        let before = body[..k].trim_end();
+        let after = body[end..].trim_start();
+        let assigns = after.starts_with('=') && !after.starts_with("==");
+        let compound = [
+            "+=", "-=", "*=", "/=", "%=", "|=", "&=", "^=", "<<=", ">>=", "++", "--",
+        ]
+        .iter()
+        .any(|op| after.starts_with(op));
+        let member = before.ends_with('.') || before.ends_with("->") || before.ends_with("::");
+        let address = before.ends_with('&') && !before.ends_with("&&");
+        let pre = before.ends_with("++") || before.ends_with("--");
+        !member && (assigns || compound || address || pre)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_local_set_once_to_a_literal_is_a_constant() {
+        let body = "{\n rocblas_int shiftZ = 0;\n rocblas_stride strideD = 0;\n rocblas_int batch_count = 1;\n rocblas_int n2 = 4;\n n2 += 1;\n int k = 2;\n f(&k);\n if(x) { rocblas_int inner = 3; }\n for(int i = 0; i < n; i++) g(i);\n return s.count = 5;\n}";
+        let mut env = Env::default();
+        let mut out = Vec::new();
+        locals(
+            body,
+            0,
+            &|at| !body[..at].contains("if(x) {") || body[..at].contains("} }"),
+            &mut env,
+            &mut out,
+        );
+        assert_eq!(env.values.get("batch_count"), Some(&Value::Int(1)));
+        assert_eq!(env.values.get("strideD"), Some(&Value::Int(0)));
+        assert_eq!(env.values.get("shiftZ"), Some(&Value::Int(0)));
+        // Written again, its address taken, under a branch, a loop counter: not constants.
+        for name in ["n2", "k", "inner", "i", "count"] {
+            assert!(!env.values.contains_key(name), "{name}");
+        }
+    }
 
     #[test]
     fn types_deduce_from_declared_parameter_types() {

@@ -1639,6 +1639,13 @@ impl<'a> FactReader<'a> {
             };
             let mut v = BTreeMap::new();
             v.insert("status".into(), status.clone());
+            // The test in the names the outermost caller gives its words, to compare
+            // with a return in another function.
+            let outer = binder.outer_names(i);
+            let renamed = rename_words(&check, &outer);
+            if renamed != check {
+                v.insert(OUTER_CONDITION.into(), renamed);
+            }
             v.insert("condition".into(), check);
             out.push(mk(kind, status, line, end, v, std::mem::take(&mut open)));
         }
@@ -2082,6 +2089,34 @@ const ENUM_HEADERS: [&str; 2] = [
     "library/include/internal/rocblas-types.h",
     "library/include/rocsolver/rocsolver-extra-types.h",
 ];
+
+/// The value a return fact carries where its test, renamed into the names the
+/// outermost caller passing its parameters uses (`n_64` -> `n`), differs from the test as
+/// written.
+pub const OUTER_CONDITION: &str = "outer_condition";
+
+/// `text` with each whole word `names` maps replaced by what it maps to (not a member:
+/// `h->n` and `s.n` stay).
+fn rename_words(text: &str, names: &BTreeMap<String, String>) -> String {
+    static WORD: OnceLock<Regex> = OnceLock::new();
+    if names.is_empty() {
+        return text.to_string();
+    }
+    let re = WORD.get_or_init(|| Regex::new(r"[A-Za-z_]\w*").expect("static regex"));
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for m in re.find_iter(text) {
+        out.push_str(&text[last..m.start()]);
+        let member = text[..m.start()].ends_with('.') || text[..m.start()].ends_with("->");
+        match names.get(m.as_str()).filter(|_| !member) {
+            Some(to) => out.push_str(to),
+            None => out.push_str(m.as_str()),
+        }
+        last = m.end();
+    }
+    out.push_str(&text[last..]);
+    out
+}
 
 /// The value a return fact carries where the caller drops the status: it ends the
 /// function it is in, not the API.
@@ -2669,6 +2704,21 @@ mod tests {
         );
         assert_eq!(pv.get("DIM_X").map(String::as_str), Some("128"));
         assert_eq!(pv.get("DIM_Y").map(String::as_str), Some("8"));
+    }
+
+    #[test]
+    fn words_are_renamed_whole_and_members_stay() {
+        let names: BTreeMap<String, String> = [("n_64", "n"), ("batch_count_64", "batch_count")]
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        assert_eq!(
+            rename_words(
+                "!n_64 || !batch_count_64 || h->n_64 || s.n_64 || n_640",
+                &names
+            ),
+            "!n || !batch_count || h->n_64 || s.n_64 || n_640"
+        );
     }
 
     #[test]

@@ -430,7 +430,12 @@ fn stated_unit<'a>(
             continue;
         }
         flush(&mut part, &mut functions, &mut out);
-        // One function's sentences, in ranges of its lines that fit.
+        // One function's sentences, in ranges of its lines that fit, taken in line
+        // order so that each range holds only its own answer's sites (in the order
+        // of the kernels' names, a range of lines 519-872 held launches of kernels the
+        // answer for it did not list).
+        let mut run = run;
+        run.sort_by_key(|(_, f)| f.iter().map(|f| f.line).min().unwrap_or(0));
         let mut piece: Vec<(String, Vec<&'a Fact>)> = Vec::new();
         for s in run {
             let mut with = piece.clone();
@@ -1065,12 +1070,16 @@ fn early_returns(af: &ApiFacts) -> Vec<&Fact> {
     // A test that an earlier one, reached whatever the arguments, always makes first can
     // never fire (the launcher's `!n || !batch_count` after the argument check's
     // `n <= 0 || ...` returned).
+    // Tests in two functions are compared in the names their outermost caller gives
+    // their words (the `_64` launcher's `!n_64` is the argument check's `!n`).
+    fn outer(f: &Fact) -> Option<&str> {
+        slot(f, super::OUTER_CONDITION).or_else(|| slot(f, "condition"))
+    }
     let mut kept: Vec<&Fact> = Vec::new();
     for f in out {
-        let shadowed = slot(f, "condition").is_some_and(|c| {
+        let shadowed = outer(f).is_some_and(|c| {
             kept.iter().any(|e| {
-                e.conditions.is_empty()
-                    && slot(e, "condition").is_some_and(|earlier| implies_all(c, earlier))
+                e.conditions.is_empty() && outer(e).is_some_and(|earlier| implies_all(c, earlier))
             })
         });
         if !shadowed {
@@ -2203,6 +2212,38 @@ mod tests {
         assert!(implies_all("n <= 0 || incx <= 0", "(n <= 0 || incx <= 0)"));
         assert!(!implies_all("!n || !x", "n <= 0 || incx <= 0"));
         assert!(!implies_all("n < 0", "n <= 0 && incx <= 0"));
+        // rocblas_her_launcher_64's `!n_64 || !batch_count_64` (her_kernels_64.cpp:46) is
+        // the argument check's `!n || !batch_count` (rocblas_her.hpp:46) in the names the
+        // API passes both: it never fires. The check's test stays.
+        let mut launcher = check(
+            FactKind::QuickReturn,
+            "rocblas_status_success",
+            "!n_64 || !batch_count_64",
+            &[1, 120, 46],
+        );
+        launcher.values.insert(
+            super::super::OUTER_CONDITION.into(),
+            "!n || !batch_count".into(),
+        );
+        let af = form(
+            "rocblas_cher_batched_64",
+            &[],
+            "rocblas_handle handle",
+            vec![
+                check(
+                    FactKind::QuickReturn,
+                    "rocblas_status_success",
+                    "!n || !batch_count",
+                    &[1, 90, 46],
+                ),
+                launcher,
+            ],
+        );
+        let order: Vec<&str> = early_returns(&af)
+            .iter()
+            .map(|f| f.values["condition"].as_str())
+            .collect();
+        assert_eq!(order, ["!n || !batch_count"]);
     }
 
     #[test]
@@ -2217,7 +2258,9 @@ mod tests {
         };
         let facts: Vec<Fact> = (0..10)
             .map(|i| launch("first_launcher", 100 + i))
-            .chain((0..30).map(|i| launch("second_launcher", 500 + i)))
+            // Listed out of line order (as by kernel name): the ranges still split
+            // the function's lines.
+            .chain((0..30).rev().map(|i| launch("second_launcher", 500 + i)))
             .collect();
         let refs: Vec<&Fact> = facts.iter().collect();
         let units = unit(&KERNELS, "", &refs, statement);
@@ -2238,6 +2281,16 @@ mod tests {
             "the code of `second_launcher` at library/src/auxiliary/rocauxiliary_bdsqr.hpp:500-511"
         );
         assert_eq!(units.len(), 4);
+        // No range holds a site another part states.
+        for (i, u) in units.iter().enumerate().skip(1) {
+            let (lo, hi) = (
+                u.facts.iter().map(|f| f.line).min().unwrap(),
+                u.facts.iter().map(|f| f.line).max().unwrap(),
+            );
+            for other in units.iter().skip(1).enumerate().filter(|(j, _)| j + 1 != i) {
+                assert!(other.1.facts.iter().all(|f| f.line < lo || f.line > hi));
+            }
+        }
     }
 
     #[test]

@@ -1550,6 +1550,15 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece], about: &[String]) -> 
                     cited_right_after(sentence, start, n, m.start())
                         && names_piece(n, piece.name)
                 }))
+            // `kernel` (file:926) through `FORWARD_SUBSTITUTIONS` (file:120-142): the
+            // line invokes the macro the sentence names, which has a citation of its
+            // own for its `#define`.
+            || anchors(&segment).into_iter().any(|n| {
+                n.len() >= 3
+                    && n.bytes().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
+                    && n.bytes().any(|c| c.is_ascii_uppercase())
+                    && cited.contains(n)
+            })
             || in_function_said(&prose[m.end()..], piece)
             || calls_cited_with(&prose, c, &mentions, &cited, shown)
             || group_lines_hold(&prose, m.start(), m.end(), &names, shown);
@@ -3087,6 +3096,36 @@ mod tests {
         ] {
             assert_eq!(range_elsewhere(right, &shown, &[]), None, "{right}");
         }
+    }
+
+    #[test]
+    fn a_line_invoking_the_macro_a_sentence_names_holds_the_launch_through_it() {
+        let file = "library/src/specialized/roclapack_trsm_specialized_kernels.hpp";
+        let site = "                FORWARD_SUBSTITUTIONS;";
+        let def = "#define FORWARD_SUBSTITUTIONS \\\n    if(isunit) \\\n        ROCSOLVER_LAUNCH_KERNEL(unit_forward_substitution_kernel<T>, grid, threads, lmemsize, stream)";
+        let shown = [
+            ShownPiece {
+                file,
+                name: "rocsolver_trsm_lower",
+                start: 926,
+                end: 926,
+                text: site,
+                expansion: None,
+            },
+            ShownPiece {
+                file,
+                name: "FORWARD_SUBSTITUTIONS",
+                start: 120,
+                end: 122,
+                text: def,
+                expansion: None,
+            },
+        ];
+        let right = "`rocsolver_trsm_upper` launches `unit_forward_substitution_kernel` (roclapack_trsm_specialized_kernels.hpp:926) through `FORWARD_SUBSTITUTIONS` (roclapack_trsm_specialized_kernels.hpp:120-122).";
+        assert_eq!(range_elsewhere(right, &shown, &[]), None);
+        // The line does not invoke the macro the sentence names.
+        let wrong = "`rocsolver_trsm_upper` launches `unit_forward_substitution_kernel` (roclapack_trsm_specialized_kernels.hpp:926) through `BACKWARD_SUBSTITUTIONS` (roclapack_trsm_specialized_kernels.hpp:120-122).";
+        assert!(range_elsewhere(wrong, &shown, &[]).is_some(), "{wrong}");
     }
 
     #[test]
