@@ -304,13 +304,7 @@ impl<'a> Binder<'a> {
                             got.insert(p.clone(), outer);
                         }
                     }
-                    agreed = Some(match agreed {
-                        None => got,
-                        Some(x) => x
-                            .into_iter()
-                            .filter(|(k, v)| got.get(k) == Some(v))
-                            .collect(),
-                    });
+                    agreed = Some(agree(agreed, got));
                 }
             }
         }
@@ -375,13 +369,7 @@ impl<'a> Binder<'a> {
                         got.insert(POINTER_MODE.into(), m.clone());
                     }
                 }
-                agreed = Some(match agreed {
-                    None => got,
-                    Some(a) => a
-                        .into_iter()
-                        .filter(|(k, v)| got.get(k) == Some(v))
-                        .collect(),
-                });
+                agreed = Some(agree(agreed, got));
             }
         }
         env.values = agreed.unwrap_or_default();
@@ -394,6 +382,21 @@ impl<'a> Binder<'a> {
         }
         tracing::trace!(node = %n.name, reached, values = ?env.values, "Bound.");
         (env, reached)
+    }
+}
+
+/// What every call site so far gives (`agreed`, `None` before the first) kept where
+/// this one (`got`) gives the same.
+fn agree<V: PartialEq>(
+    agreed: Option<BTreeMap<String, V>>,
+    got: BTreeMap<String, V>,
+) -> BTreeMap<String, V> {
+    match agreed {
+        None => got,
+        Some(a) => a
+            .into_iter()
+            .filter(|(k, v)| got.get(k) == Some(v))
+            .collect(),
     }
 }
 
