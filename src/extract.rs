@@ -890,7 +890,7 @@ impl<'a> RenderedWriter<'a> {
             }
             Err(f) => {
                 fact_check.add(f.fact_check);
-                tracing::debug!(id = %e.id, reason = %f.reason, detail = %f.detail, "Rendered entry refused.");
+                tracing::debug!(id = %e.id, api = %e.api, template = %e.template_id, reason = %f.reason, detail = %f.detail, answer = %e.answer, "Rendered entry refused.");
                 *counts.rejected.entry(f.reason.to_string()).or_default() += 1;
                 return Verdict::Refused;
             }

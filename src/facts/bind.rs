@@ -331,6 +331,7 @@ impl<'a> Binder<'a> {
             .collect();
         let mut agreed: Option<BTreeMap<String, Value>> = None;
         let mut reached = callers.is_empty();
+        let kernel_node = n.kind == crate::model::NodeKind::Kernel;
         for c in callers {
             let caller = &self.g.nodes[c];
             let Some((ct, cb)) = self.code.body(caller) else {
@@ -349,7 +350,7 @@ impl<'a> Binder<'a> {
                 reached = true;
                 break;
             }
-            for s in sites.iter() {
+            for s in sites.iter().filter(|s| kernel_node || own.viable(s)) {
                 let cenv = self.env_at(c, s.at);
                 // A call this API never makes (`if constexpr(rocblas_is_complex<T> &&
                 // CONJ)` for a real type) sets nothing.
@@ -405,6 +406,23 @@ fn agree<V: PartialEq>(
 struct Head {
     template: Vec<(String, bool)>,
     params: Vec<(String, String)>,
+    /// Per parameter: the default value written for it, if any.
+    defaults: Vec<Option<String>>,
+    /// Template value parameters no call can leave out: no default, and named in no
+    /// parameter's type (so nothing deduces them).
+    required_template_args: usize,
+    variadic: bool,
+}
+
+impl Head {
+    /// Can this call site call this definition? A call that writes no template
+    /// arguments where nothing could deduce one, or passes more arguments than it has
+    /// parameters, is the call of another overload of the same name. (Too few proves
+    /// nothing: defaults may be written on a declaration in another header.)
+    fn viable(&self, s: &Site) -> bool {
+        (self.required_template_args == 0 || !s.template_args.is_empty())
+            && (self.variadic || s.args.len() <= self.params.len())
+    }
 }
 
 fn is_ident(c: u8) -> bool {
@@ -441,18 +459,45 @@ fn head(t: &Text, b: &Body, name: &str, from: usize, def_start: usize) -> Option
     if close >= b.open {
         return None;
     }
-    let params = split_args(&t.s[p + 1..close], true)
+    let written = split_args(&t.s[p + 1..close], true);
+    let variadic = written.iter().any(|d| d.contains("..."));
+    let (params, defaults): (Vec<_>, Vec<_>) = written
         .into_iter()
         .filter_map(|d| {
-            let d = d.split('=').next().unwrap_or("").trim().to_string();
-            let d = d.trim_end_matches("[]").trim().to_string();
+            let (decl, default) = match d.split_once('=') {
+                Some((decl, default)) => (decl, Some(default.trim().to_string())),
+                None => (d.as_str(), None),
+            };
+            let d = decl.trim().trim_end_matches("[]").trim().to_string();
             let k = d.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
             let (ty, nm) = (d[..=k].trim(), d[k + 1..].trim());
-            (!nm.is_empty() && !ty.is_empty()).then(|| (ty.to_string(), nm.to_string()))
+            (!nm.is_empty() && !ty.is_empty()).then(|| ((ty.to_string(), nm.to_string()), default))
         })
+        .unzip();
+    let listed = super::template_param_list(t, def_start.min(name_at), name_at);
+    let deducible = |name: &str| {
+        params.iter().any(|(ty, _): &(String, String)| {
+            ty.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .any(|w| w == name)
+        })
+    };
+    // Template arguments are given in order: the ones a call must write are those up
+    // to the last that can be neither defaulted nor deduced.
+    let required_template_args = listed
+        .iter()
+        .rposition(|(name, is_value, has_default)| *is_value && !has_default && !deducible(name))
+        .map_or(0, |k| k + 1);
+    let template = listed
+        .into_iter()
+        .map(|(name, is_value, _)| (name, is_value))
         .collect();
-    let template = super::template_params(t, def_start.min(name_at), name_at);
-    Some(Head { template, params })
+    Some(Head {
+        template,
+        params,
+        defaults,
+        required_template_args,
+        variadic,
+    })
 }
 
 /// Calls of `callee` in a body: `callee<...>(...)` or `callee(...)`.
@@ -584,6 +629,17 @@ fn bind_site(
             got.insert(name.clone(), v);
         }
     }
+    // A parameter the call leaves out takes its default (`I* permut_idx = nullptr`).
+    for ((_, name), d) in callee
+        .params
+        .iter()
+        .zip(&callee.defaults)
+        .skip(s.args.len())
+    {
+        if let Some(v) = d.as_deref().and_then(|d| value(d, &Env::default())) {
+            got.insert(name.clone(), v);
+        }
+    }
     for ((ty, _), a) in callee.params.iter().zip(&s.args) {
         let Some(arg_ty) = arg_type(a, caller, aliases, cenv) else {
             continue;
@@ -694,8 +750,9 @@ pub fn set_pointer_mode(env: &mut Env, mode: Option<i64>) {
 /// `rocblas_set_pointer_mode(handle, rocblas_pointer_mode_host)` makes every branch
 /// on device pointers in the calls that follow one this API never takes;
 /// `rocblas_get_pointer_mode(handle, &pmode)` reads it into a local; rocBLAS's
-/// `handle->push_pointer_mode(X)` sets it for the rest of its scope). A mode set under
-/// a branch or in a loop (`top_level` false at its offset) leaves it unknown.
+/// `handle->push_pointer_mode(X)` sets it for the rest of its scope and returns the
+/// mode before). A mode holds to the end of the block it is set in; after a block
+/// that set it, it is not known, and a push is undone where its block closes.
 fn locals(
     text: &str,
     base: usize,
@@ -710,44 +767,105 @@ fn locals(
         )
         .expect("static regex")
     });
+    static SAVED: OnceLock<Regex> = OnceLock::new();
+    let saved = SAVED.get_or_init(|| {
+        Regex::new(r"\b(?:auto|rocblas_pointer_mode)\s+([A-Za-z_]\w*)\s*=\s*$")
+            .expect("static regex")
+    });
+    // Modes set in an inner block, undone where it closes: `(offset, mode after)`.
+    let mut undo: Vec<(usize, Option<i64>)> = Vec::new();
+    let flush =
+        |upto: usize, undo: &mut Vec<(usize, Option<i64>)>, env: &mut Env, out: &mut Vec<Local>| {
+            undo.sort_by_key(|u| std::cmp::Reverse(u.0));
+            while undo.last().is_some_and(|u| u.0 <= upto) {
+                let (at, mode) = undo.pop().expect("checked");
+                set_pointer_mode(env, mode);
+                out.push(Local {
+                    end: base + at,
+                    name: POINTER_MODE.into(),
+                    value: mode.map(Value::Int),
+                    is_type: false,
+                });
+            }
+        };
     for c in re.captures_iter(text) {
         let end = base + c.get(0).map_or(0, |m| m.end());
+        flush(c.get(0).map_or(0, |m| m.start()), &mut undo, env, out);
         if let (Some(verb), Some(arg)) = (c.get(5).or(c.get(7)), c.get(6).or(c.get(8))) {
-            let start = base + c.get(0).map_or(0, |m| m.start());
             let local = c.get(0).map_or(0, |m| m.start());
-            // `push_pointer_mode` holds to the end of its scope: followed only in the
-            // body's own block, where that scope is the rest of the function.
-            let scoped = verb.as_str() == "push";
-            let in_body = || {
-                let t = &text[..local];
-                t.matches('{').count() == t.matches('}').count() + 1
+            let before = match env.values.get(POINTER_MODE) {
+                Some(Value::Int(m)) => Some(*m),
+                _ => None,
             };
-            let (name, value) = if verb.as_str() != "get" {
-                let mode = POINTER_MODES
-                    .iter()
-                    .find(|(n, _)| *n == arg.as_str())
-                    .map(|(_, v)| *v)
-                    .or_else(|| match env.values.get(arg.as_str()) {
-                        Some(Value::Int(v)) => Some(*v),
-                        _ => None,
-                    })
-                    .filter(|_| top_level(start) && (!scoped || in_body()));
-                set_pointer_mode(env, mode);
-                (POINTER_MODE, mode.map(Value::Int))
-            } else {
-                let v = env.values.get(POINTER_MODE).cloned();
+            if verb.as_str() == "get" {
+                let v = before.map(Value::Int);
                 match &v {
                     Some(x) => env.values.insert(arg.as_str().to_string(), x.clone()),
                     None => env.values.remove(arg.as_str()),
                 };
-                (arg.as_str(), v)
-            };
+                out.push(Local {
+                    end,
+                    name: arg.as_str().to_string(),
+                    value: v,
+                    is_type: false,
+                });
+                continue;
+            }
+            // `auto saved = handle->push_pointer_mode(X)`: `saved` is the mode before.
+            let saved = (verb.as_str() == "push")
+                .then(|| saved.captures(&text[..local]))
+                .flatten();
+            let statement = saved
+                .as_ref()
+                .and_then(|m| m.get(0))
+                .map_or(local, |m| m.start());
+            // A mode set as a statement of its own holds for the rest of the block
+            // it is written in; one a braceless `if`/`else`/loop governs is not known.
+            let starts_statement = text[..statement]
+                .trim_end()
+                .chars()
+                .last()
+                .is_none_or(|ch| matches!(ch, ';' | '{' | '}'));
+            let mode = POINTER_MODES
+                .iter()
+                .find(|(n, _)| *n == arg.as_str())
+                .map(|(_, v)| *v)
+                .or_else(|| match env.values.get(arg.as_str()) {
+                    Some(Value::Int(v)) => Some(*v),
+                    _ => None,
+                })
+                .filter(|_| starts_statement);
+            if let Some(name) = saved.as_ref().and_then(|m| m.get(1)) {
+                match before {
+                    Some(m) => env.values.insert(name.as_str().to_string(), Value::Int(m)),
+                    None => env.values.remove(name.as_str()),
+                };
+                out.push(Local {
+                    end,
+                    name: name.as_str().to_string(),
+                    value: before.map(Value::Int),
+                    is_type: false,
+                });
+            }
+            set_pointer_mode(env, mode);
             out.push(Local {
                 end,
-                name: name.to_string(),
-                value,
+                name: POINTER_MODE.into(),
+                value: mode.map(Value::Int),
                 is_type: false,
             });
+            // Where its block closes, a push is popped (the mode before comes back)
+            // and a set leaves the mode as the branch taken left it: not known.
+            if starts_statement {
+                if let Some(close) = block_end(text, local) {
+                    let after = if verb.as_str() == "push" {
+                        before
+                    } else {
+                        None
+                    };
+                    undo.push((close, after));
+                }
+            }
             continue;
         }
         let (name, value, is_type) = if let (Some(n), Some(e)) = (c.get(1), c.get(2)) {
@@ -805,6 +923,26 @@ fn locals(
             is_type,
         });
     }
+    flush(usize::MAX, &mut undo, env, out);
+}
+
+/// Where the block holding offset `at` of a body's text closes (the offset of its
+/// `}`), or `None` where that block is the body itself.
+fn block_end(text: &str, at: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (k, ch) in text[at..].char_indices() {
+        match ch {
+            '{' => depth += 1,
+            // The body's own `}` (where the text holds it) closes no inner block.
+            '}' if depth == 0 => {
+                let close = at + k;
+                return (!text[close + 1..].trim().is_empty()).then_some(close);
+            }
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Does `body` write `name` (assign, compound-assign, increment, take its address)
@@ -936,9 +1074,22 @@ mod tests {
             &mut env,
             &mut seen,
         );
-        assert_eq!(seen.len(), 2);
-        assert_eq!(seen[0].value, Some(Value::Int(0)));
-        assert_eq!(seen[1].value, None);
+        let modes: Vec<(&str, Option<&Value>)> = seen
+            .iter()
+            .map(|l| (l.name.as_str(), l.value.as_ref()))
+            .collect();
+        assert_eq!(
+            modes,
+            [
+                // What the caller had: not known here.
+                ("saved_pointer_mode", None),
+                (POINTER_MODE, Some(&Value::Int(0))),
+                ("s2", Some(&Value::Int(0))),
+                (POINTER_MODE, Some(&Value::Int(1))),
+                // Popped where the inner block closes.
+                (POINTER_MODE, Some(&Value::Int(0))),
+            ]
+        );
         // Set under a branch: not known after it.
         let mut env = Env::default();
         let mut seen = Vec::new();
@@ -951,5 +1102,18 @@ mod tests {
         );
         assert_eq!(seen[0].value, None);
         assert!(!env.values.contains_key(POINTER_MODE));
+        // Set as a statement of a braced block: known in it, not after it.
+        let text = "{ if(x) { rocblas_set_pointer_mode(handle, rocblas_pointer_mode_host); f(handle); } g(handle); }";
+        let mut env = Env::default();
+        let mut seen = Vec::new();
+        locals(text, 0, &|_| false, &mut env, &mut seen);
+        let at = |w: &str| text.find(w).unwrap();
+        let known_at = |off: usize| {
+            seen.iter()
+                .rfind(|l| l.end <= off && l.name == POINTER_MODE)
+                .and_then(|l| l.value.clone())
+        };
+        assert_eq!(known_at(at(" f(handle)")), Some(Value::Int(0)), "{seen:?}");
+        assert_eq!(known_at(at("g(")), None);
     }
 }

@@ -649,6 +649,8 @@ impl<'a> Parser<'a> {
             match last.as_str() {
                 "true" => return Node::Bool(true),
                 "false" => return Node::Bool(false),
+                // A null pointer tests false.
+                "nullptr" => return Node::Int(0),
                 _ => {}
             }
             match self.env.values.get(&last) {

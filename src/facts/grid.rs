@@ -111,10 +111,15 @@ pub fn elements_per_thread(
 
 /// The expression a local gets last before the launch (`int32_t blocks = E;`,
 /// `blocks = E;`), read backwards.
+/// A compound assignment after it (`blocksX *= blocksY;`) is applied to it, with a
+/// local operand read the same way: `(m - 1) / DIM_X + 1` becomes
+/// `((m - 1) / DIM_X + 1) * ((n - 1) / (DIM_Y * WIN) + 1)`.
 fn last_definition(name: &str, before: &str) -> Option<String> {
     let b = before.as_bytes();
     let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    before.rmatch_indices(name).find_map(|(k, _)| {
+    // Compound assignments met reading backwards: `(offset, operator, operand)`.
+    let mut later: Vec<(usize, &str, String)> = Vec::new();
+    let found = before.rmatch_indices(name).find_map(|(k, _)| {
         let end = k + name.len();
         if k > 0 && (word(b[k - 1]) || matches!(b[k - 1], b'.' | b'>')) {
             return None;
@@ -123,11 +128,35 @@ fn last_definition(name: &str, before: &str) -> Option<String> {
             return None;
         }
         let rest = before[end..].trim_start();
+        for op in ["*", "/", "+", "-", "<<", ">>"] {
+            if let Some(rhs) = rest.strip_prefix(op).and_then(|r| r.strip_prefix('=')) {
+                let stmt = rhs.split(';').next()?;
+                if stmt.len() < rhs.len() {
+                    later.push((k, op, tidy(stmt)));
+                }
+                return None;
+            }
+        }
         let rhs = rest.strip_prefix('=').filter(|r| !r.starts_with('='))?;
         let stmt = rhs.split(';').next()?;
         // The statement must end before the launch.
         (stmt.len() < rhs.len()).then(|| tidy(stmt))
-    })
+    })?;
+    Some(
+        later
+            .into_iter()
+            .rev()
+            .fold(found, |acc, (k, op, operand)| {
+                let operand = match super::is_name(&operand)
+                    .then(|| last_definition(&operand, &before[..k]))
+                    .flatten()
+                {
+                    Some(def) => def,
+                    None => operand,
+                };
+                format!("({acc}) {op} ({operand})")
+            }),
+    )
 }
 
 /// The rounding of a division, what it divides (a plain name) and the divisor's text.
@@ -246,5 +275,13 @@ mod tests {
             grid_dims("dim3(blocks)", before, &pv(&[]))[0].text,
             "blocks = (n + NB - 1) / NB"
         );
+        // rocblas_ger_kernels.hpp:414-418: a later `*=` is part of the value.
+        let before = "rocblas_int blocksX = (m - 1) / DIM_X + 1;\nrocblas_int blocksY = (n - 1) / (DIM_Y * WIN) + 1;\nblocksX *= blocksY;\ndim3 ger_grid(blocksX, 1, batches);\n";
+        let dims = grid_dims("ger_grid", before, &pv(&[]));
+        assert_eq!(
+            dims[0].text,
+            "blocksX = ((m - 1) / DIM_X + 1) * ((n - 1) / (DIM_Y * WIN) + 1)"
+        );
+        assert_eq!(dims[0].rounding, None);
     }
 }

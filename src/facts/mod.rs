@@ -358,6 +358,15 @@ pub fn is_fence(op: &str) -> bool {
 
 /// Template parameters of the definition starting at `from`: `(name, is_value)`.
 fn template_params(t: &Text, from: usize, name_at: usize) -> Vec<(String, bool)> {
+    template_param_list(t, from, name_at)
+        .into_iter()
+        .map(|(name, is_value, _)| (name, is_value))
+        .collect()
+}
+
+/// A definition's template parameters `(name, is_value, has_default)`, as
+/// `template_params` reads them.
+fn template_param_list(t: &Text, from: usize, name_at: usize) -> Vec<(String, bool, bool)> {
     let head = &t.s[from..name_at.max(from)];
     let Some(k) = head.rfind("template") else {
         return Vec::new();
@@ -374,10 +383,11 @@ fn template_params(t: &Text, from: usize, name_at: usize) -> Vec<(String, bool)>
     split_args(&rest[open + 1..close], true)
         .into_iter()
         .filter_map(|p| {
+            let has_default = p.contains('=');
             let p = p.split('=').next().unwrap_or("").trim().to_string();
             let name = p.split_whitespace().last()?.trim_start_matches(['*', '&']);
             let is_type = p.starts_with("typename") || p.starts_with("class");
-            Some((name.to_string(), !is_type))
+            Some((name.to_string(), !is_type, has_default))
         })
         .collect()
 }
@@ -404,7 +414,11 @@ fn launches_in(t: &Text, open: usize, close: usize, kernel: &str) -> Vec<(u32, L
     for line in first..=last {
         let l = t.line(line);
         if names(l, kernel) && (l.contains("hipLaunchKernelGGL") || l.contains("<<<")) {
-            if let Some(la) = parse_launch(t, line, kernel) {
+            // A macro's expansion sits on the line invoking it, with every launch it
+            // makes (one per branch of LAUNCH_GEAM_SOURCE_KERNEL).
+            let mut from = t.offset(line);
+            while let Some(la) = parse_launch(t, line, kernel, from) {
+                from = la.end.max(la.start + 1);
                 out.push((line, la));
             }
         }
@@ -412,9 +426,13 @@ fn launches_in(t: &Text, open: usize, close: usize, kernel: &str) -> Vec<(u32, L
     out
 }
 
-fn parse_launch(t: &Text, line: u32, kernel: &str) -> Option<LaunchArgs> {
-    let a = t.offset(line);
+/// The first launch of `kernel` on `line` at or after offset `from`.
+fn parse_launch(t: &Text, line: u32, kernel: &str, from: usize) -> Option<LaunchArgs> {
+    let a = t.offset(line).max(from);
     let b = t.offset(line + 1);
+    if a >= b {
+        return None;
+    }
     let hay = &t.s[a..b];
     let sc = Scanner::new(&t.s);
     for (k, _) in hay.match_indices("hipLaunchKernelGGL") {
@@ -503,6 +521,92 @@ type ParamValues = BTreeMap<String, String>;
 
 /// Why a launch never runs for the API, and the line of the `if` that rules it out.
 type DeadLaunch = (String, u32);
+
+/// One launch site read for an API: its fact, the kernel's parameter values, why it
+/// never runs (if so), its conditions as written, and what is known there.
+type LaunchSite = (
+    Fact,
+    ParamValues,
+    Option<DeadLaunch>,
+    Vec<String>,
+    eval::Env,
+);
+
+/// Launches of one kernel on one line with the same configuration, one per branch of
+/// an `if`/`else` chain every branch of which launches it (a macro's expansion:
+/// LAUNCH_GEAM_SOURCE_KERNEL launches geam_min_plus_kernel in each pointer-mode and
+/// alpha branch), are one launch under the conditions they share: the condition of
+/// one branch is not a condition of the launch.
+fn merge_branch_launches(sites: Vec<LaunchSite>) -> Vec<(Fact, ParamValues, Option<DeadLaunch>)> {
+    let key = |f: &Fact| {
+        (
+            f.line,
+            f.values.get("grid").cloned(),
+            f.values.get("block").cloned(),
+            f.values.get("lds").cloned(),
+        )
+    };
+    let mut groups: Vec<Vec<LaunchSite>> = Vec::new();
+    for s in sites {
+        match groups.iter_mut().find(|g| key(&g[0].0) == key(&s.0)) {
+            Some(g) => g.push(s),
+            None => groups.push(vec![s]),
+        }
+    }
+    let mut out = Vec::new();
+    for g in groups {
+        let raws: Vec<&[String]> = g.iter().map(|s| s.3.as_slice()).collect();
+        let shared = raws[0]
+            .iter()
+            .enumerate()
+            .take_while(|(k, c)| raws.iter().all(|r| r.get(*k) == Some(c)))
+            .count();
+        let tails: Vec<&[String]> = raws.iter().map(|r| &r[shared..]).collect();
+        if g.len() < 2 || !exhaustive(&tails) {
+            out.extend(g.into_iter().map(|(f, kv, dead, _, _)| (f, kv, dead)));
+            continue;
+        }
+        let prefix = raws[0][..shared].to_vec();
+        let live = g.iter().position(|s| s.2.is_none());
+        let (mut f, kv, dead, _, env) = g.into_iter().nth(live.unwrap_or(0)).expect("non-empty");
+        if dead.is_none() {
+            if let Ok(open) = decided(&prefix, &env) {
+                f.conditions = open;
+            }
+        }
+        out.push((f, kv, dead));
+    }
+    out
+}
+
+/// Do the condition lists cover every case: one is empty, or they split on a
+/// condition and its negation, each side covering every case in turn?
+fn exhaustive(lists: &[&[String]]) -> bool {
+    if lists.iter().any(|l| l.is_empty()) {
+        return true;
+    }
+    let c = &lists[0][0];
+    let neg = negation(c);
+    let (with, without): (Vec<&[String]>, Vec<&[String]>) = lists.iter().partition(|l| &l[0] == c);
+    !without.is_empty()
+        && without.iter().all(|l| l[0] == neg)
+        && exhaustive(&with.iter().map(|l| &l[1..]).collect::<Vec<_>>())
+        && exhaustive(&without.iter().map(|l| &l[1..]).collect::<Vec<_>>())
+}
+
+/// A condition's negation as the branch reader writes it: `not (X)` for `X`.
+fn negation(c: &str) -> String {
+    if let Some(inner) = c.strip_prefix("not (").and_then(|r| r.strip_suffix(')')) {
+        let balanced = inner.chars().try_fold(0i32, |d, ch| {
+            let d = d + i32::from(ch == '(') - i32::from(ch == ')');
+            (d >= 0).then_some(d)
+        });
+        if balanced == Some(0) {
+            return inner.to_string();
+        }
+    }
+    format!("not ({c})")
+}
 
 /// The launches of one API's graph: those it makes (kernel node, fact, the kernel's
 /// parameters as set there) and those it never makes (kernel node, why).
@@ -842,6 +946,7 @@ impl<'a> FactReader<'a> {
             }
         }
         let mut seen = BTreeSet::new();
+        // Launches on one line (a macro's) with different grids are different launches.
         facts.retain(|f| {
             seen.insert((
                 f.kind,
@@ -849,6 +954,9 @@ impl<'a> FactReader<'a> {
                 f.line,
                 f.subject.clone(),
                 f.function.clone(),
+                (f.kind == FactKind::Launch)
+                    .then(|| f.values.get("grid").cloned())
+                    .flatten(),
             ))
         });
         ApiFacts {
@@ -1037,68 +1145,89 @@ impl<'a> FactReader<'a> {
         let Some((t, b)) = self.code.body(from) else {
             return Vec::new();
         };
-        launches_in(&t, b.open, b.close, &to.name)
+        let sites: Vec<_> = launches_in(&t, b.open, b.close, &to.name)
             .into_iter()
             .map(|(line, la)| {
                 let env = binder.env_at(i, la.start);
-                let at = b.conds_at(la.start).1;
-                let launch_at = la.start;
-                let (mut f, kv) = if detail {
-                    let (mut f, kv) = self.launch_fact(from, to, &t, &b, line, la, pv);
-                    // The kernel's name is written in the macro the site invokes.
-                    if let Some((name, s, e)) =
-                        self.code
-                            .defining_macro(&f.lib, &f.file, (f.line, f.end_line), &f.subject)
-                    {
-                        f.values.insert("macro".into(), name);
-                        f.values.insert("macro_lines".into(), format!("{s}-{e}"));
-                    }
-                    (f, kv)
-                } else {
-                    // Only what decides whether it runs: where it is and its conditions.
-                    let (first, last) = launch_lines(&t, &b, line, &la);
-                    let f = Fact {
-                        kind: FactKind::Launch,
-                        subject: to.name.clone(),
-                        function: from.name.clone(),
-                        lib: from.lib.clone(),
-                        file: from.file.clone(),
-                        line: first,
-                        end_line: last,
-                        function_lines: (from.start_line, from.end_line),
-                        values: BTreeMap::new(),
-                        conditions: b.conds_at(la.start).0,
-                        condition_sites: Vec::new(),
-                        order: Vec::new(),
-                    };
-                    (f, ParamValues::new())
-                };
-                // A return earlier in the function that always fires for this API
-                // (into another path: syr2k's block-recursive one, rocBLAS's gemm for
-                // unit increments) leaves the launch after it unreached.
-                if let Some(why) = earlier_return_taken(&t, &b, launch_at, &env) {
-                    let first = f.line;
-                    return (f, kv, Some((why, first)));
-                }
-                match decided(&f.conditions, &env) {
-                    Ok(open) => {
-                        f.conditions = open;
-                        (f, kv, None)
-                    }
-                    Err(why) => {
-                        // The dead branch starts at the `if` whose condition is false.
-                        let first = f
-                            .conditions
-                            .iter()
-                            .position(|c| condition(c, &env) == Truth::False)
-                            .and_then(|k| at.get(k))
-                            .map(|&o| t.line_of(o))
-                            .unwrap_or(f.line);
-                        (f, kv, Some((why, first)))
-                    }
-                }
+                let (raw, at) = b.conds_at(la.start);
+                let (f, kv, dead) =
+                    self.launch_site_fact(from, to, &t, &b, line, la, pv, detail, &env, &at);
+                (f, kv, dead, raw, env)
             })
-            .collect()
+            .collect();
+        merge_branch_launches(sites)
+    }
+
+    /// One launch site's fact, its conditions decided for this API.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_site_fact(
+        &self,
+        from: &GraphNode,
+        to: &GraphNode,
+        t: &Text,
+        b: &Body,
+        line: u32,
+        la: LaunchArgs,
+        pv: &ParamValues,
+        detail: bool,
+        env: &eval::Env,
+        at: &[usize],
+    ) -> (Fact, ParamValues, Option<DeadLaunch>) {
+        let launch_at = la.start;
+        let (mut f, kv) = if detail {
+            let (mut f, kv) = self.launch_fact(from, to, t, b, line, la, pv);
+            // The kernel's name is written in the macro the site invokes.
+            if let Some((name, s, e)) =
+                self.code
+                    .defining_macro(&f.lib, &f.file, (f.line, f.end_line), &f.subject)
+            {
+                f.values.insert("macro".into(), name);
+                f.values.insert("macro_lines".into(), format!("{s}-{e}"));
+            }
+            (f, kv)
+        } else {
+            // Only what decides whether it runs: where it is and its conditions.
+            let (first, last) = launch_lines(t, b, line, &la);
+            let f = Fact {
+                kind: FactKind::Launch,
+                subject: to.name.clone(),
+                function: from.name.clone(),
+                lib: from.lib.clone(),
+                file: from.file.clone(),
+                line: first,
+                end_line: last,
+                function_lines: (from.start_line, from.end_line),
+                values: BTreeMap::new(),
+                conditions: b.conds_at(la.start).0,
+                condition_sites: Vec::new(),
+                order: Vec::new(),
+            };
+            (f, ParamValues::new())
+        };
+        // A return earlier in the function that always fires for this API
+        // (into another path: syr2k's block-recursive one, rocBLAS's gemm for
+        // unit increments) leaves the launch after it unreached.
+        if let Some(why) = earlier_return_taken(t, b, launch_at, env) {
+            let first = f.line;
+            return (f, kv, Some((why, first)));
+        }
+        match decided(&f.conditions, env) {
+            Ok(open) => {
+                f.conditions = open;
+                (f, kv, None)
+            }
+            Err(why) => {
+                // The dead branch starts at the `if` whose condition is false.
+                let first = f
+                    .conditions
+                    .iter()
+                    .position(|c| condition(c, env) == Truth::False)
+                    .and_then(|k| at.get(k))
+                    .map(|&o| t.line_of(o))
+                    .unwrap_or(f.line);
+                (f, kv, Some((why, first)))
+            }
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -2633,6 +2762,35 @@ fn return_type(head: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn branches_that_all_launch_cover_every_case() {
+        let v = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        // geam_ex_source.hpp:994-1140: device mode, else `*alpha == 1`, else.
+        let chain = [
+            v(&["div", "ptr_mode == rocblas_pointer_mode_device"]),
+            v(&[
+                "div",
+                "not (ptr_mode == rocblas_pointer_mode_device)",
+                "*alpha == 1",
+            ]),
+            v(&[
+                "div",
+                "not (ptr_mode == rocblas_pointer_mode_device)",
+                "not (*alpha == 1)",
+            ]),
+        ];
+        let tails: Vec<&[String]> = chain.iter().map(|l| &l[1..]).collect();
+        assert!(exhaustive(&tails));
+        // Without the last `else`, `*alpha != 1` in host mode launches nothing.
+        assert!(!exhaustive(&tails[..2]));
+        // Two tests that are not each other's negation.
+        let other = [v(&["a"]), v(&["b"])];
+        let tails: Vec<&[String]> = other.iter().map(|l| l.as_slice()).collect();
+        assert!(!exhaustive(&tails));
+        assert_eq!(negation("not (a && (b))"), "a && (b)");
+        assert_eq!(negation("not (a) || not (b)"), "not (not (a) || not (b))");
+    }
 
     #[test]
     fn a_local_of_the_same_name_hides_a_namespace_variable() {
