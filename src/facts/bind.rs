@@ -179,7 +179,25 @@ impl<'a> Binder<'a> {
             t.offset(n.line.max(1)),
             t.offset(n.start_line.max(1)),
         )
-        .map(Arc::new);
+        .map(|mut h| {
+            // Defaults written on a declaration in a header (rocblas_gemv.hpp:129,
+            // `T* workspace = nullptr`) hold for the definition too.
+            if let Some(declared) = self.code.declared_defaults(&n.lib).get(&n.name) {
+                let mine = declared.iter().filter(|d| d.len() == h.params.len());
+                for (k, slot) in h.defaults.iter_mut().enumerate() {
+                    if slot.is_some() {
+                        continue;
+                    }
+                    let mut found = mine.clone().map(|d| d[k].clone());
+                    if let Some(first) = found.next().flatten() {
+                        if found.all(|o| o.as_deref() == Some(first.as_str())) {
+                            *slot = Some(first);
+                        }
+                    }
+                }
+            }
+            Arc::new(h)
+        });
         super::locked(&self.code.bind_cache.heads).insert(key, h.clone());
         h
     }
@@ -401,6 +419,54 @@ fn agree<V: PartialEq>(
     }
 }
 
+/// Per function name: the defaults of each declaration the headers write with some
+/// (`None` for a parameter without one), in parameter order.
+pub type DeclaredDefaults = HashMap<String, Vec<Vec<Option<String>>>>;
+
+/// The parameter defaults written on declarations (`f(int a, T* w = nullptr);`) in
+/// the given `(path, text)` headers.
+pub fn declared_defaults<'t>(
+    headers: impl Iterator<Item = (&'t str, &'t str)>,
+) -> DeclaredDefaults {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"\b([A-Za-z_]\w*)\s*\(((?:[^;{}()]|\([^;{}()]*\))*=(?:[^;{}()]|\([^;{}()]*\))*)\)\s*(?:const\s*)?(?:noexcept\s*)?;")
+            .expect("static regex")
+    });
+    let mut out = DeclaredDefaults::new();
+    for (_, text) in headers {
+        for c in re.captures_iter(text) {
+            let name = &c[1];
+            if matches!(
+                name,
+                "if" | "while" | "for" | "switch" | "return" | "sizeof"
+            ) {
+                continue;
+            }
+            let mut defaults = Vec::new();
+            let mut declaration = true;
+            for p in split_args(&c[2], true) {
+                match p.split_once('=') {
+                    // `type name = value`: a call's `f(x = 1)` has no type.
+                    Some((decl, value))
+                        if !value.starts_with('=')
+                            && !decl.ends_with(['!', '<', '>'])
+                            && decl.split_whitespace().count() >= 2 =>
+                    {
+                        defaults.push(Some(value.trim().to_string()));
+                    }
+                    Some(_) => declaration = false,
+                    None => defaults.push(None),
+                }
+            }
+            if declaration {
+                out.entry(name.to_string()).or_default().push(defaults);
+            }
+        }
+    }
+    out
+}
+
 /// A function's head: template parameters `(name, is_value)` and parameters
 /// `(type, name)`.
 struct Head {
@@ -461,7 +527,7 @@ fn head(t: &Text, b: &Body, name: &str, from: usize, def_start: usize) -> Option
     }
     let written = split_args(&t.s[p + 1..close], true);
     let variadic = written.iter().any(|d| d.contains("..."));
-    let (params, defaults): (Vec<_>, Vec<_>) = written
+    let (params, defaults): (Vec<(String, String)>, Vec<Option<String>>) = written
         .into_iter()
         .filter_map(|d| {
             let (decl, default) = match d.split_once('=') {
@@ -624,9 +690,25 @@ fn bind_site(
     }
     // Values first, then deduced types: a type pattern may name a parameter written
     // explicitly at the site.
-    for ((_, name), a) in callee.params.iter().zip(&s.args) {
+    for ((ty, name), a) in callee.params.iter().zip(&s.args) {
         if let Some(v) = value(a, cenv) {
             got.insert(name.clone(), v);
+        }
+        // What a pointer to const points to, where known: `&one` for a local
+        // `T one = 1`, or a pointer parameter passed on whose target the caller knows.
+        let a = a.trim();
+        if !(ty.contains("const") && ty.contains('*')) {
+            continue;
+        }
+        let pointee = match a.strip_prefix('&') {
+            Some(local) => cenv
+                .values
+                .get(&format!("&{}", local.trim()))
+                .or_else(|| cenv.values.get(local.trim())),
+            None => cenv.values.get(&format!("*{a}")),
+        };
+        if let Some(v @ Value::Int(_)) = pointee {
+            got.insert(format!("*{name}"), v.clone());
         }
     }
     // A parameter the call leaves out takes its default (`I* permut_idx = nullptr`).
@@ -885,14 +967,32 @@ fn locals(
                 .map_or("", |m| m.as_str())
                 .split_whitespace()
                 .next();
+            let after = c.get(0).map_or(0, |m| m.end());
             if !starts_statement
                 || matches!(
                     first_word,
                     Some("return" | "else" | "case" | "goto" | "delete")
                 )
                 || !top_level(base + at)
-                || written_after_declaration(text, n.as_str(), c.get(0).map_or(0, |m| m.end()))
+                || writes_after(text, n.as_str(), after, false)
             {
+                continue;
+            }
+            if written_after_declaration(text, n.as_str(), after) {
+                // Only its address is taken (`T one = 1;` passed as `&one` for alpha):
+                // what the address points to is known, the value itself is not kept.
+                let v = value(e.as_str(), env);
+                let name = format!("&{n}", n = n.as_str());
+                match &v {
+                    Some(x) => env.values.insert(name.clone(), x.clone()),
+                    None => env.values.remove(&name),
+                };
+                out.push(Local {
+                    end,
+                    name,
+                    value: v,
+                    is_type: false,
+                });
                 continue;
             }
             (n.as_str(), value(e.as_str(), env), false)
@@ -948,6 +1048,11 @@ fn block_end(text: &str, at: usize) -> Option<usize> {
 /// Does `body` write `name` (assign, compound-assign, increment, take its address)
 /// anywhere past `from`?
 fn written_after_declaration(body: &str, name: &str, from: usize) -> bool {
+    writes_after(body, name, from, true)
+}
+
+/// Does `body` write `name` past `from`, its address taken counting as a write or not?
+fn writes_after(body: &str, name: &str, from: usize, address_writes: bool) -> bool {
     let b = body.as_bytes();
     let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     body[from..].match_indices(name).any(|(k, _)| {
@@ -967,7 +1072,7 @@ fn written_after_declaration(body: &str, name: &str, from: usize) -> bool {
         let member = before.ends_with('.') || before.ends_with("->") || before.ends_with("::");
         let address = before.ends_with('&') && !before.ends_with("&&");
         let pre = before.ends_with("++") || before.ends_with("--");
-        !member && (assigns || compound || address || pre)
+        !member && (assigns || compound || (address && address_writes) || pre)
     })
 }
 

@@ -465,6 +465,23 @@ impl<'a> Parser<'a> {
                 None => Node::Open(self.text(start, self.i), false),
             };
         }
+        // `*alpha` where a caller passed the address of a known value (`&one`).
+        if matches!(self.peek(), Some(Tok::Op("*"))) {
+            if let Some(Tok::Name(n)) = self.t.get(self.i + 1) {
+                let followed = self.t.get(self.i + 2);
+                let whole = !matches!(
+                    followed,
+                    Some(Tok::Open(_)) | Some(Tok::Op("->" | "::")) | Some(Tok::Other(_))
+                );
+                if whole {
+                    if let Some(Value::Int(v)) = self.env.values.get(&format!("*{n}")) {
+                        self.i += 2;
+                        self.touched = true;
+                        return Node::Int(*v);
+                    }
+                }
+            }
+        }
         if self.eat_op(&["~", "+", "*", "&"]).is_some() {
             let _ = self.unary();
             return Node::Open(self.text(start, self.i), false);
@@ -607,6 +624,16 @@ impl<'a> Parser<'a> {
             }
         }
         let mut plain = path.len() == 1;
+        // A call with template arguments (`rocblas_gemvt_skinny_n<Ti>(transA, m, n)`),
+        // not a comparison: kept whole with its call.
+        if matches!(self.peek(), Some(Tok::Op("<"))) {
+            if let Some(end) = self.angle_end(self.i) {
+                if matches!(self.t.get(end), Some(Tok::Open('('))) {
+                    self.i = end;
+                    plain = false;
+                }
+            }
+        }
         // Member access, indexing, calls: not evaluated, kept whole.
         loop {
             match self.peek() {
@@ -949,6 +976,29 @@ mod tests {
                 .collect(),
             params: params.iter().map(|p| p.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn a_null_pointer_decides_a_test_beside_a_templated_call() {
+        // rocblas_gemv_kernels.cpp:507, with the workspace rocSOLVER leaves at its
+        // default nullptr (rocblas_gemv.hpp:129).
+        let text = "workspace && rocblas_gemvt_skinny_n<Ti>(transA, m, n)";
+        let e = env(&[("workspace", Value::Int(0))], &[]);
+        assert_eq!(condition(text, &e), Truth::False);
+        assert_eq!(
+            condition("ptr == nullptr", &e),
+            Truth::Open("ptr == nullptr".into())
+        );
+        assert_eq!(condition("!workspace", &e), Truth::True);
+        assert_eq!(condition(text, &env(&[], &[])), Truth::Open(text.into()));
+        // rocSOLVER passes `&one` as alpha: `*alpha == 0` is false for it.
+        let e = env(&[("*alpha", Value::Int(1))], &[]);
+        assert_eq!(condition("!*alpha && *beta == 1", &e), Truth::False);
+        assert_eq!(condition("*alpha == 0", &e), Truth::False);
+        assert_eq!(
+            condition("*beta == 1", &e),
+            Truth::Open("*beta == 1".into())
+        );
     }
 
     #[test]

@@ -62,6 +62,8 @@ pub struct CodeText {
     compilers: HashMap<String, Arc<InstantiationReader>>,
     /// Per `(lib, API)`: the compiler's reading of its graph, read once.
     views: Mutex<HashMap<(String, String), Arc<CompilerView>>>,
+    /// Per library: the parameter defaults its headers' declarations write.
+    declared: Mutex<HashMap<String, Arc<bind::DeclaredDefaults>>>,
 }
 
 impl CodeText {
@@ -88,6 +90,21 @@ impl CodeText {
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
+    }
+
+    /// The parameter defaults library `lib`'s header declarations write, read once.
+    fn declared_defaults(&self, lib: &str) -> Arc<bind::DeclaredDefaults> {
+        if let Some(d) = locked(&self.declared).get(lib) {
+            return d.clone();
+        }
+        let d = Arc::new(
+            self.trees
+                .get(lib)
+                .map(|t| bind::declared_defaults(t.headers()))
+                .unwrap_or_default(),
+        );
+        locked(&self.declared).insert(lib.to_string(), d.clone());
+        d
     }
 
     /// The compiler's reading of one API's graph (an empty one without a reader).

@@ -692,6 +692,21 @@ impl ExpandedTree {
         Some((out.text, out.expansions))
     }
 
+    /// Every header's text as written, comments blanked: `(path, text)`.
+    pub fn headers(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.prep
+            .rels
+            .iter()
+            .zip(&self.prep.cleaned)
+            .filter(|(rel, _)| {
+                Path::new(rel.as_str())
+                    .extension()
+                    .and_then(|e| e.to_str())
+                    .is_some_and(|e| matches!(e, "h" | "hpp" | "hh" | "hxx" | "inl"))
+            })
+            .map(|(rel, (text, _))| (rel.as_str(), text.as_str()))
+    }
+
     /// A file's text as written, comments blanked, line for line with [`Self::text`];
     /// `None` if it is not indexed.
     pub fn written(&self, rel: &str) -> Option<&str> {
