@@ -381,7 +381,16 @@ impl<'a> Binder<'a> {
                     continue;
                 }
                 reached = true;
-                let mut got = bind_site(&own, chead.as_deref(), &aliases, s, &cenv, &env.params);
+                let caller_key = format!("{}:{}:{}", caller.file, caller.name, caller.line);
+                let mut got = bind_site(
+                    &own,
+                    chead.as_deref(),
+                    &caller_key,
+                    &aliases,
+                    s,
+                    &cenv,
+                    &env.params,
+                );
                 // The handle goes down with its pointer mode, where the caller set it.
                 if own.params.iter().any(|(_, p)| p == "handle") {
                     if let Some(m) = cenv.values.get(POINTER_MODE) {
@@ -672,12 +681,36 @@ fn launch_sites(t: &Text, b: &Body, kernel: &str) -> Vec<Site> {
 fn bind_site(
     callee: &Head,
     caller: Option<&Head>,
+    caller_key: &str,
     aliases: &BTreeMap<String, String>,
     s: &Site,
     cenv: &Env,
     params: &BTreeSet<String>,
 ) -> BTreeMap<String, Value> {
     let mut got = BTreeMap::new();
+    // Which object each pointer parameter is, where the caller passes one of its own
+    // parameters (cast or not): two parameters given the same one are the same
+    // object (rocSOLVER's trmm passes B as both input and output, so rocBLAS's
+    // `dB == dC` holds and its out-of-place path is not taken).
+    for ((_, name), a) in callee.params.iter().zip(&s.args) {
+        let Some(root) = root_name(a) else {
+            continue;
+        };
+        let token = cenv
+            .values
+            .get(&format!("{IDENTITY}{root}"))
+            .cloned()
+            .or_else(|| {
+                caller?
+                    .params
+                    .iter()
+                    .any(|(_, n)| n == root)
+                    .then(|| Value::Type(format!("{IDENTITY}{caller_key}:{root}")))
+            });
+        if let Some(t) = token {
+            got.insert(format!("{IDENTITY}{name}"), t);
+        }
+    }
     for ((p, is_value), a) in callee.template.iter().zip(&s.template_args) {
         let v = if *is_value {
             value(a, cenv)
@@ -729,6 +762,33 @@ fn bind_site(
         deduce(ty, &arg_ty, params, &mut got);
     }
     got
+}
+
+/// The prefix of the names that say which object a pointer parameter is.
+pub const IDENTITY: &str = "@";
+
+/// The name an argument passes, through casts: `B`, `(T*)B`, `cast2constType<T>(B)`.
+fn root_name(a: &str) -> Option<&str> {
+    let a = a.trim();
+    let ident = |x: &str| {
+        !x.is_empty()
+            && x.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !x.as_bytes()[0].is_ascii_digit()
+    };
+    if ident(a) {
+        return Some(a);
+    }
+    if let Some(rest) = a.strip_prefix('(') {
+        // `(const T*)B`
+        let close = rest.find(')')?;
+        let after = rest[close + 1..].trim();
+        return ident(after).then_some(after);
+    }
+    // A cast written as a call of one argument: `cast2constType<T>(B)`, `static_cast<U>(B)`.
+    let open = a.find('(')?;
+    let callee = &a[..open];
+    let inner = a[open + 1..].strip_suffix(')')?.trim();
+    (callee.contains("cast") && ident(inner)).then_some(inner)
 }
 
 /// The type of an argument: a parameter of the caller passed by name (or a local
@@ -845,7 +905,7 @@ fn locals(
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         Regex::new(
-            r"(?:\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?[A-Za-z_][\w:]*\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\brocblas_(set|get)_pointer_mode\s*\(\s*handle\s*,\s*&?\s*([A-Za-z_]\w*)\s*\))|(?:\bhandle\s*->\s*(push)_pointer_mode\s*\(\s*([A-Za-z_]\w*)\s*\))|(?:\b(?:[A-Za-z_][\w:]*\s+)+?([A-Za-z_]\w*)\s*=\s*(-?\d+|true|false)\s*;)",
+            r"(?:\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?[A-Za-z_][\w:]*\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\brocblas_(set|get)_pointer_mode\s*\(\s*handle\s*,\s*&?\s*([A-Za-z_]\w*)\s*\))|(?:\bhandle\s*->\s*(push)_pointer_mode\s*\(\s*([A-Za-z_]\w*)\s*\))|(?:\b(?:[A-Za-z_][\w:]*\s+)+?([A-Za-z_]\w*)\s*=\s*((?:[^;{}-]|-[^>;{}])+?)\s*;)",
         )
         .expect("static regex")
     });
@@ -1079,6 +1139,32 @@ fn writes_after(body: &str, name: &str, from: usize, address_writes: bool) -> bo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_object_passed_twice_compares_equal() {
+        assert_eq!(root_name("cast2constType<T>(B)"), Some("B"));
+        assert_eq!(root_name("(const T*) B"), Some("B"));
+        assert_eq!(root_name("B + shiftB"), None);
+        // rocblas.hpp:1524-1526 passes B as both the input and the output of trmm;
+        // rocblas_trmm_kernels.cpp:2251 then reads `dB == dC` as true.
+        let mut env = Env::default();
+        for p in ["dB", "dC"] {
+            env.values
+                .insert(format!("{IDENTITY}{p}"), Value::Type("@f:B".into()));
+        }
+        env.values.insert("BATCHED".into(), Value::Bool(false));
+        env.values.insert("batch_count".into(), Value::Int(1));
+        assert_eq!(
+            value("(dB == dC) || BATCHED || batch_count != 1", &env),
+            Some(Value::Bool(true))
+        );
+        env.values
+            .insert(format!("{IDENTITY}dC"), Value::Type("@f:C".into()));
+        assert_eq!(
+            value("(dB == dC) || BATCHED || batch_count != 1", &env),
+            None
+        );
+    }
 
     #[test]
     fn a_local_set_once_to_a_literal_is_a_constant() {

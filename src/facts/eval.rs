@@ -71,6 +71,19 @@ pub fn condition(cond: &str, env: &Env) -> Truth {
 /// Parses and evaluates `expr`: the result, and whether anything in it was decided;
 /// `None` when the text is not one expression.
 fn evaluate(expr: &str, env: &Env) -> Option<(Node, bool)> {
+    // Two names the environment says are the same object compare equal.
+    let same_object;
+    let expr = if env
+        .values
+        .range("@".to_string().."A".to_string())
+        .next()
+        .is_some()
+    {
+        same_object = same_objects(expr, env);
+        same_object.as_str()
+    } else {
+        expr
+    };
     // The same conditions are read again for every API of a family and every call
     // site: a result depends only on the text and on what the environment says of
     // the words in it, so it is kept under those.
@@ -132,6 +145,24 @@ fn evaluate_uncached(expr: &str, env: &Env) -> Option<(Node, bool)> {
     };
     let n = p.or();
     (p.i == toks.len()).then_some((n, p.touched))
+}
+
+/// `X == Y` (`true`) and `X != Y` (`false`) where `X` and `Y` are one object.
+fn same_objects(expr: &str, env: &Env) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"\b([A-Za-z_]\w*)\s*(==|!=)\s*([A-Za-z_]\w*)\b").expect("static regex")
+    });
+    re.replace_all(expr, |c: &regex::Captures| {
+        let id = |n: &str| env.values.get(&format!("@{n}"));
+        match (id(&c[1]), id(&c[3])) {
+            (Some(a), Some(b)) if a == b => {
+                (if &c[2] == "==" { "true" } else { "false" }).to_string()
+            }
+            _ => c[0].to_string(),
+        }
+    })
+    .into_owned()
 }
 
 /// Evaluates a C++ expression.
