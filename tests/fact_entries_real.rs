@@ -169,9 +169,10 @@ fn every_fact_entry_of_rocblas_is_kept_and_quotes_its_slice() {
 
     // How the forms of rocblas_sscal differ, read off their prototypes
     // (rocblas-functions.h:161-166 declares `float* const   x[]` and `batch_count`), the
-    // quick return of the launcher they share (rocblas_scal_kernels.hpp:195 reads
-    // `if(n <= 0 || incx <= 0 || batch_count <= 0)`, which the plain form's batch count
-    // of 1 leaves as `n <= 0 || incx <= 0`) and the chunking loops of the `_64` launcher
+    // quick returns of their own `_impl`s (rocblas_scal_batched_imp.hpp:100 reads
+    // `if(n <= 0 || incx <= 0 || batch_count <= 0)` where rocblas_scal_imp.hpp:88 reads
+    // `if(n <= 0 || incx <= 0)`; the launcher's own test, rocblas_scal_kernels.hpp:195,
+    // never fires after them) and the chunking loops of the `_64` launcher
     // (rocblas_scal_kernels_64.cpp:50 and :55, again at :81 and :86).
     let forms = facts
         .iter()
@@ -185,9 +186,9 @@ fn every_fact_entry_of_rocblas_is_kept_and_quotes_its_slice() {
     );
     let answer = forms["answer"].as_str().unwrap();
     for said in [
-        "`rocblas_sscal_batched` (library/include/internal/rocblas-functions.h:161-166) takes `float* const x[]` for `float* x`, adds `rocblas_int batch_count` and also returns `rocblas_status_success` early when `batch_count <= 0` (library/src/blas1/rocblas_scal_kernels.hpp:195-197).",
+        "`rocblas_sscal_batched` (library/include/internal/rocblas-functions.h:161-166) takes `float* const x[]` for `float* x`, adds `rocblas_int batch_count` and also returns `rocblas_status_success` early when `batch_count <= 0` (library/src/blas1/rocblas_scal_batched_imp.hpp:100-101).",
         "`rocblas_sscal_strided_batched` (library/include/internal/rocblas-functions.h:278-284) adds `rocblas_stride stride_x` and `rocblas_int batch_count`",
-        "`rocblas_sscal_64` (library/include/internal/rocblas-functions.h:109-110) takes `n` and `incx` as `int64_t` where `rocblas_sscal` has `rocblas_int`, launches its kernels inside the loops `for (int64_t b_base = 0; b_base < batch_count_64; b_base += c_i64_grid_YZ_chunk)` and `for (int64_t n_base = 0; n_base < n_64; n_base += c_i64_grid_X_chunk)`",
+        "`rocblas_sscal_64` (library/include/internal/rocblas-functions.h:109-110) takes `n` and `incx` as `int64_t` where `rocblas_sscal` has `rocblas_int` and launches its kernels inside the loops `for (int64_t b_base = 0; b_base < batch_count_64; b_base += c_i64_grid_YZ_chunk)` and `for (int64_t n_base = 0; n_base < n_64; n_base += c_i64_grid_X_chunk)`",
     ] {
         assert!(answer.contains(said), "{answer}");
     }

@@ -17,7 +17,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use regex::Regex;
 
 use super::code::{split_args, Body, Scanner, Text};
-use super::eval::{resolve_type, value, Env, Value};
+use super::eval::{
+    condition, is_enumerator, resolve_type, value, Env, Truth, Value, HOLDS, ONE_OF,
+};
 use super::CodeText;
 use crate::model::InterfaceGraph;
 
@@ -128,19 +130,35 @@ impl<'a> Binder<'a> {
                 set_pointer_mode(&mut env, mode);
                 continue;
             }
-            match &l.value {
-                Some(v) => {
-                    env.values.insert(l.name.clone(), v.clone());
-                }
-                None => {
-                    env.values.remove(&l.name);
-                    if l.is_type {
-                        env.params.insert(l.name.clone());
-                    }
-                }
+            put(&mut env, &l.name, l.value.clone());
+            if l.value.is_none() && l.is_type {
+                env.params.insert(l.name.clone());
             }
         }
         env
+    }
+
+    /// Is parameter `param` of node `i` one of the API's own arguments, passed down
+    /// unchanged (node `i` is the API's definition, or every call path hands it an
+    /// argument of the API)? A pointer a caller makes to a local of its own
+    /// (`&memsize`) is not.
+    pub fn is_api_argument(&self, i: usize, param: &str) -> bool {
+        if i <= 1 {
+            return true;
+        }
+        let Some(Value::Type(token)) = self
+            .env(i)
+            .values
+            .get(&format!("{IDENTITY}{param}"))
+            .cloned()
+        else {
+            return false;
+        };
+        self.g
+            .nodes
+            .iter()
+            .take(2)
+            .any(|n| token.starts_with(&format!("{IDENTITY}{}:{}:{}:", n.file, n.name, n.line)))
     }
 
     /// The locals of node `i`'s body, each read with its node's bindings and the
@@ -152,15 +170,17 @@ impl<'a> Binder<'a> {
         let mut out = Vec::new();
         if let Some((t, b)) = self.code.body(&self.g.nodes[i]) {
             let mut env = (*self.env(i)).clone();
-            let top_level = |at: usize| b.conds_at(at).0.is_empty();
-            locals(
-                &t.s[b.open..b.close],
-                b.open,
-                &top_level,
-                &mut env,
-                &mut out,
-            );
+            let stmt_of = |at: usize| {
+                b.stmt_at(at)
+                    .map(|s| (s.start, s.conds.clone(), s.cond_at.clone()))
+            };
+            locals(&t.s[b.open..b.close], b.open, &stmt_of, &mut env, &mut out);
         }
+        tracing::trace!(
+            node = %self.g.nodes[i].name,
+            locals = ?out.iter().map(|l| (&l.name, &l.value)).collect::<Vec<_>>(),
+            "Locals."
+        );
         let out = Rc::new(out);
         self.locals.borrow_mut().insert(i, out.clone());
         out
@@ -322,7 +342,7 @@ impl<'a> Binder<'a> {
                             got.insert(p.clone(), outer);
                         }
                     }
-                    agreed = Some(agree(agreed, got));
+                    agreed = Some(agree_same(agreed, got));
                 }
             }
         }
@@ -391,6 +411,19 @@ impl<'a> Binder<'a> {
                     &cenv,
                     &env.params,
                 );
+                // What every path to the call has passed holds in the callee, in its
+                // own names.
+                let names: BTreeMap<&str, &str> = own
+                    .params
+                    .iter()
+                    .zip(&s.args)
+                    .filter_map(|((_, p), a)| Some((root_name(a)?, p.as_str())))
+                    .collect();
+                for c in held_at(&ct, &cb, s.at, &cenv).iter().take(24) {
+                    if let Some(r) = renamed(c, &names) {
+                        got.insert(format!("{HOLDS}{r}"), Value::Bool(true));
+                    }
+                }
                 // The handle goes down with its pointer mode, where the caller set it.
                 if own.params.iter().any(|(_, p)| p == "handle") {
                     if let Some(m) = cenv.values.get(POINTER_MODE) {
@@ -414,8 +447,55 @@ impl<'a> Binder<'a> {
 }
 
 /// What every call site so far gives (`agreed`, `None` before the first) kept where
-/// this one (`got`) gives the same.
-fn agree<V: PartialEq>(
+/// this one (`got`) gives the same; an integer the sites give different values
+/// becomes the set of them (`?trans` = `"112,113"`), up to a few.
+fn agree(
+    agreed: Option<BTreeMap<String, Value>>,
+    got: BTreeMap<String, Value>,
+) -> BTreeMap<String, Value> {
+    let Some(a) = agreed else {
+        return got;
+    };
+    let mut out: BTreeMap<String, Value> = a
+        .iter()
+        .filter(|(k, v)| !k.starts_with(ONE_OF) && got.get(*k) == Some(*v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let names: BTreeSet<&str> = a
+        .keys()
+        .chain(got.keys())
+        .map(|k| k.strip_prefix(ONE_OF).unwrap_or(k))
+        .collect();
+    for name in names {
+        if out.contains_key(name) {
+            continue;
+        }
+        let (Some(x), Some(y)) = (ints(&a, name), ints(&got, name)) else {
+            continue;
+        };
+        let all: BTreeSet<i64> = x.union(&y).copied().collect();
+        if all.len() <= 8 {
+            let list: Vec<String> = all.iter().map(i64::to_string).collect();
+            out.insert(format!("{ONE_OF}{name}"), Value::Type(list.join(",")));
+        }
+    }
+    out
+}
+
+/// The integers `name` may be in `m`: its value, or the set a `?name` entry holds.
+fn ints(m: &BTreeMap<String, Value>, name: &str) -> Option<BTreeSet<i64>> {
+    match m.get(name) {
+        Some(Value::Int(v)) => Some(BTreeSet::from([*v])),
+        Some(_) => None,
+        None => match m.get(&format!("{ONE_OF}{name}")) {
+            Some(Value::Type(s)) => s.split(',').map(|v| v.parse().ok()).collect(),
+            _ => None,
+        },
+    }
+}
+
+/// What every call site so far gives kept where this one gives the same.
+fn agree_same<V: PartialEq>(
     agreed: Option<BTreeMap<String, V>>,
     got: BTreeMap<String, V>,
 ) -> BTreeMap<String, V> {
@@ -426,6 +506,15 @@ fn agree<V: PartialEq>(
             .filter(|(k, v)| got.get(k) == Some(v))
             .collect(),
     }
+}
+
+/// Sets or forgets a name's value; either way a set of values it had is gone.
+fn put(env: &mut Env, name: &str, v: Option<Value>) {
+    env.values.remove(&format!("{ONE_OF}{name}"));
+    match v {
+        Some(v) => env.values.insert(name.to_string(), v),
+        None => env.values.remove(name),
+    };
 }
 
 /// Per function name: the defaults of each declaration the headers write with some
@@ -478,6 +567,7 @@ pub fn declared_defaults<'t>(
 
 /// A function's head: template parameters `(name, is_value)` and parameters
 /// `(type, name)`.
+#[derive(Clone)]
 struct Head {
     template: Vec<(String, bool)>,
     params: Vec<(String, String)>,
@@ -486,17 +576,31 @@ struct Head {
     /// Template value parameters no call can leave out: no default, and named in no
     /// parameter's type (so nothing deduces them).
     required_template_args: usize,
+    /// Per template parameter: its default, where one is written and no function
+    /// parameter's type could deduce it instead.
+    template_defaults: Vec<Option<String>>,
     variadic: bool,
 }
 
 impl Head {
     /// Can this call site call this definition? A call that writes no template
-    /// arguments where nothing could deduce one, or passes more arguments than it has
-    /// parameters, is the call of another overload of the same name. (Too few proves
+    /// arguments where nothing could deduce one, passes more arguments than it has
+    /// parameters, or a number for a type parameter, is the call of another overload
+    /// of the same name. (Too few proves
     /// nothing: defaults may be written on a declaration in another header.)
     fn viable(&self, s: &Site) -> bool {
+        // A number written where this definition takes a type (`f<16>(...)` against
+        // `template <typename T> f`) names another overload.
+        let number_for_type =
+            self.template
+                .iter()
+                .zip(&s.template_args)
+                .any(|((_, is_value), a)| {
+                    !is_value && a.trim().starts_with(|c: char| c.is_ascii_digit())
+                });
         (self.required_template_args == 0 || !s.template_args.is_empty())
             && (self.variadic || s.args.len() <= self.params.len())
+            && !number_for_type
     }
 }
 
@@ -560,8 +664,12 @@ fn head(t: &Text, b: &Body, name: &str, from: usize, def_start: usize) -> Option
     // to the last that can be neither defaulted nor deduced.
     let required_template_args = listed
         .iter()
-        .rposition(|(name, is_value, has_default)| *is_value && !has_default && !deducible(name))
+        .rposition(|(name, is_value, default)| *is_value && default.is_none() && !deducible(name))
         .map_or(0, |k| k + 1);
+    let template_defaults = listed
+        .iter()
+        .map(|(name, _, default)| default.clone().filter(|_| !deducible(name)))
+        .collect();
     let template = listed
         .into_iter()
         .map(|(name, is_value, _)| (name, is_value))
@@ -571,6 +679,7 @@ fn head(t: &Text, b: &Body, name: &str, from: usize, def_start: usize) -> Option
         params,
         defaults,
         required_template_args,
+        template_defaults,
         variadic,
     })
 }
@@ -726,6 +835,8 @@ fn bind_site(
     for ((ty, name), a) in callee.params.iter().zip(&s.args) {
         if let Some(v) = value(a, cenv) {
             got.insert(name.clone(), v);
+        } else if let Some(set) = cenv.values.get(&format!("{ONE_OF}{}", a.trim())) {
+            got.insert(format!("{ONE_OF}{name}"), set.clone());
         }
         // What a pointer to const points to, where known: `&one` for a local
         // `T one = 1`, or a pointer parameter passed on whose target the caller knows.
@@ -761,7 +872,128 @@ fn bind_site(
         };
         deduce(ty, &arg_ty, params, &mut got);
     }
+    // A template argument the call leaves out, that nothing deduces, takes its default
+    // (`bool COMPLEX = rocblas_is_complex<T>` once `T` is known).
+    for ((p, is_value), d) in callee
+        .template
+        .iter()
+        .zip(&callee.template_defaults)
+        .skip(s.template_args.len())
+    {
+        let Some(d) = d.as_deref().filter(|_| !got.contains_key(p)) else {
+            continue;
+        };
+        let known = Env {
+            values: got.clone(),
+            params: params.clone(),
+        };
+        let v = if *is_value {
+            value(d, &known)
+        } else {
+            resolve_type(d, &known).map(Value::Type)
+        };
+        if let Some(v) = v {
+            got.insert(p.clone(), v);
+        }
+    }
     got
+}
+
+/// Conditions that hold at offset `at` of a body, in the caller's names: those around
+/// it (and what stays open of each), the negation of the condition of each earlier
+/// `return` that stands alone under it (`if(n_64 <= 0 || ...) { ...; return ...; }`),
+/// and what held on entry to the caller.
+fn held_at(t: &Text, b: &Body, at: usize, cenv: &Env) -> Vec<String> {
+    let branchless = |c: &str| {
+        c.starts_with("loop:")
+            || c.starts_with("switch (")
+            || c.starts_with("case ")
+            || c == "default"
+    };
+    let mut out = Vec::new();
+    let (conds, cond_at) = b.conds_at(at);
+    for c in conds.iter().filter(|c| !branchless(c)) {
+        out.push(c.clone());
+        if let Truth::Open(r) = condition(c, cenv) {
+            if r != *c {
+                out.push(r);
+            }
+        }
+    }
+    for s in b.stmts.iter().filter(|s| s.end <= at) {
+        let Some(text) = t.s.get(s.start..s.end) else {
+            continue;
+        };
+        let Some(rest) = text.trim_start().strip_prefix("return") else {
+            continue;
+        };
+        if rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let shared = s
+            .cond_at
+            .iter()
+            .zip(&cond_at)
+            .take_while(|(x, y)| x == y)
+            .count();
+        let own = &s.conds[shared.min(s.conds.len())..];
+        let [c] = own else {
+            continue;
+        };
+        if branchless(c) {
+            continue;
+        }
+        if let Truth::Open(r) = condition(c, cenv) {
+            out.push(super::negation(c));
+            if r != *c {
+                out.push(super::negation(&r));
+            }
+        }
+    }
+    out.extend(
+        cenv.values
+            .keys()
+            .filter_map(|k| k.strip_prefix(HOLDS))
+            .map(str::to_string),
+    );
+    out
+}
+
+/// `cond` in the callee's names, where every name in it is a parameter the call passes
+/// (`names`: caller's name to callee's) or means the same in both (an enumerator, a
+/// library constant, a member); `None` where one is the caller's own.
+fn renamed(cond: &str, names: &BTreeMap<&str, &str>) -> Option<String> {
+    let b = cond.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let j = (i..b.len()).find(|&k| !is_ident(b[k])).unwrap_or(b.len());
+            let w = &cond[i..j];
+            let before = out.trim_end();
+            let member = before.ends_with("->") || before.ends_with('.');
+            if member
+                || matches!(w, "true" | "false" | "nullptr" | "not")
+                || w.starts_with("c_")
+                || is_enumerator(w)
+            {
+                out.push_str(w);
+            } else {
+                out.push_str(names.get(w)?);
+            }
+            i = j;
+        } else if c.is_ascii_digit() {
+            let j = (i..b.len()).find(|&k| !is_ident(b[k])).unwrap_or(b.len());
+            out.push_str(&cond[i..j]);
+            i = j;
+        } else {
+            let ch = cond[i..].chars().next()?;
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    Some(out)
 }
 
 /// The prefix of the names that say which object a pointer parameter is.
@@ -895,17 +1127,29 @@ pub fn set_pointer_mode(env: &mut Env, mode: Option<i64>) {
 /// `handle->push_pointer_mode(X)` sets it for the rest of its scope and returns the
 /// mode before). A mode holds to the end of the block it is set in; after a block
 /// that set it, it is not known, and a push is undone where its block closes.
-fn locals(
-    text: &str,
-    base: usize,
-    top_level: &dyn Fn(usize) -> bool,
-    env: &mut Env,
-    out: &mut Vec<Local>,
-) {
+/// The statement of a body holding an offset: where it starts, the conditions it runs
+/// under and where each was introduced (`None` outside every statement).
+type StmtOf<'a> = &'a dyn Fn(usize) -> Option<(usize, Vec<String>, Vec<usize>)>;
+
+/// What happens to a local at a point of the body, past the statement that declared it.
+enum Event {
+    /// `name = expr;` as a statement of its own, ending at `end`.
+    Assign {
+        name: String,
+        expr: String,
+        end: usize,
+    },
+    /// The value is no longer known (a loop that assigns it starts here, or the block
+    /// of an assignment that ran under an open condition closes).
+    Set { name: String, value: Option<Value> },
+}
+
+fn locals(text: &str, base: usize, stmt_of: StmtOf, env: &mut Env, out: &mut Vec<Local>) {
+    let top_level = |at: usize| stmt_of(at).is_none_or(|s| s.1.is_empty());
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         Regex::new(
-            r"(?:\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?[A-Za-z_][\w:]*\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\brocblas_(set|get)_pointer_mode\s*\(\s*handle\s*,\s*&?\s*([A-Za-z_]\w*)\s*\))|(?:\bhandle\s*->\s*(push)_pointer_mode\s*\(\s*([A-Za-z_]\w*)\s*\))|(?:\b(?:[A-Za-z_][\w:]*\s+)+?([A-Za-z_]\w*)\s*=\s*((?:[^;{}-]|-[^>;{}])+?)\s*;)",
+            r"(?:\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?[A-Za-z_][\w:]*\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\brocblas_(set|get)_pointer_mode\s*\(\s*handle\s*,\s*&?\s*([A-Za-z_]\w*)\s*\))|(?:\bhandle\s*->\s*(push)_pointer_mode\s*\(\s*([A-Za-z_]\w*)\s*\))|(?:\b(?:[A-Za-z_][\w:]*\s+)+?([A-Za-z_]\w*)\s*=\s*((?:[^;{}-]|-[^>;{}])+?)\s*;)|(?:\b[A-Za-z_][\w:]*(?:<[^;{}()]*>)?(?:\s*[*&]+\s*|\s+)([A-Za-z_]\w*)\s*;)",
         )
         .expect("static regex")
     });
@@ -914,25 +1158,75 @@ fn locals(
         Regex::new(r"\b(?:auto|rocblas_pointer_mode)\s+([A-Za-z_]\w*)\s*=\s*$")
             .expect("static regex")
     });
-    // Modes set in an inner block, undone where it closes: `(offset, mode after)`.
-    let mut undo: Vec<(usize, Option<i64>)> = Vec::new();
+    // What happens later to locals seen so far, by offset: pointer modes undone where
+    // their block closes, assignments to locals, values forgotten.
+    let mut events: Vec<(usize, Event)> = Vec::new();
     let flush =
-        |upto: usize, undo: &mut Vec<(usize, Option<i64>)>, env: &mut Env, out: &mut Vec<Local>| {
-            undo.sort_by_key(|u| std::cmp::Reverse(u.0));
-            while undo.last().is_some_and(|u| u.0 <= upto) {
-                let (at, mode) = undo.pop().expect("checked");
-                set_pointer_mode(env, mode);
-                out.push(Local {
-                    end: base + at,
-                    name: POINTER_MODE.into(),
-                    value: mode.map(Value::Int),
-                    is_type: false,
-                });
+        |upto: usize, events: &mut Vec<(usize, Event)>, env: &mut Env, out: &mut Vec<Local>| {
+            // Earliest first; of two at one offset the later pushed (an inner block's undo).
+            while let Some(k) = events
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.0 <= upto)
+                .min_by_key(|(k, e)| (e.0, std::cmp::Reverse(*k)))
+                .map(|(k, _)| k)
+            {
+                let (at, event) = events.remove(k);
+                match event {
+                    Event::Set { name, value } => {
+                        if name == POINTER_MODE {
+                            let mode = match value {
+                                Some(Value::Int(m)) => Some(m),
+                                _ => None,
+                            };
+                            set_pointer_mode(env, mode);
+                        } else {
+                            put(env, &name, value.clone());
+                        }
+                        out.push(Local {
+                            end: base + at,
+                            name,
+                            value,
+                            is_type: false,
+                        });
+                    }
+                    Event::Assign { name, expr, end } => {
+                        let conds = stmt_of(base + at).map(|s| s.1).unwrap_or_default();
+                        let truths: Vec<Truth> = conds.iter().map(|c| condition(c, env)).collect();
+                        if truths.contains(&Truth::False) {
+                            continue;
+                        }
+                        let open = truths.iter().any(|t| matches!(t, Truth::Open(_)));
+                        // Under a condition not decided here, the value holds to the end of
+                        // the braced block the assignment stands in, and is not known after.
+                        let braced = text[..at].trim_end().ends_with([';', '{', '}']);
+                        let close = if open && braced {
+                            block_end(text, at)
+                        } else {
+                            None
+                        };
+                        let v = if open && close.is_none() {
+                            None
+                        } else {
+                            value(&expr, env)
+                        };
+                        put(env, &name, v.clone());
+                        out.push(Local {
+                            end: base + end,
+                            name: name.clone(),
+                            value: v,
+                            is_type: false,
+                        });
+                        if let Some(close) = close {
+                            events.push((close, Event::Set { name, value: None }));
+                        }
+                    }
+                }
             }
         };
     for c in re.captures_iter(text) {
         let end = base + c.get(0).map_or(0, |m| m.end());
-        flush(c.get(0).map_or(0, |m| m.start()), &mut undo, env, out);
+        flush(c.get(0).map_or(0, |m| m.start()), &mut events, env, out);
         if let (Some(verb), Some(arg)) = (c.get(5).or(c.get(7)), c.get(6).or(c.get(8))) {
             let local = c.get(0).map_or(0, |m| m.start());
             let before = match env.values.get(POINTER_MODE) {
@@ -941,10 +1235,7 @@ fn locals(
             };
             if verb.as_str() == "get" {
                 let v = before.map(Value::Int);
-                match &v {
-                    Some(x) => env.values.insert(arg.as_str().to_string(), x.clone()),
-                    None => env.values.remove(arg.as_str()),
-                };
+                put(env, arg.as_str(), v.clone());
                 out.push(Local {
                     end,
                     name: arg.as_str().to_string(),
@@ -978,10 +1269,7 @@ fn locals(
                 })
                 .filter(|_| starts_statement);
             if let Some(name) = saved.as_ref().and_then(|m| m.get(1)) {
-                match before {
-                    Some(m) => env.values.insert(name.as_str().to_string(), Value::Int(m)),
-                    None => env.values.remove(name.as_str()),
-                };
+                put(env, name.as_str(), before.map(Value::Int));
                 out.push(Local {
                     end,
                     name: name.as_str().to_string(),
@@ -1005,17 +1293,26 @@ fn locals(
                     } else {
                         None
                     };
-                    undo.push((close, after));
+                    events.push((
+                        close,
+                        Event::Set {
+                            name: POINTER_MODE.into(),
+                            value: after.map(Value::Int),
+                        },
+                    ));
                 }
             }
             continue;
         }
         let (name, value, is_type) = if let (Some(n), Some(e)) = (c.get(1), c.get(2)) {
             (n.as_str(), value(e.as_str(), env), false)
-        } else if let (Some(n), Some(e)) = (c.get(9), c.get(10)) {
+        } else if let Some(n) = c.get(9).or(c.get(11)) {
             // `rocblas_int batch_count = 1;` at the top of a body and never written
             // again: a constant in all but name (rocSOLVER's non-batched `_impl`s fix
-            // their batch count and strides this way).
+            // their batch count and strides this way). Assigned again only by
+            // statements of their own (`trans = rocblas_operation_none;`), it is followed
+            // through them.
+            let init = c.get(10).map(|e| e.as_str());
             let at = c.get(0).map_or(0, |m| m.start());
             let starts_statement = text[..at]
                 .trim_end()
@@ -1031,22 +1328,37 @@ fn locals(
             if !starts_statement
                 || matches!(
                     first_word,
-                    Some("return" | "else" | "case" | "goto" | "delete")
+                    Some(
+                        "return"
+                            | "else"
+                            | "case"
+                            | "goto"
+                            | "delete"
+                            | "throw"
+                            | "break"
+                            | "continue"
+                            | "co_return"
+                            | "using"
+                            | "typedef"
+                    )
                 )
                 || !top_level(base + at)
-                || writes_after(text, n.as_str(), after, false)
             {
                 continue;
             }
-            if written_after_declaration(text, n.as_str(), after) {
+            if writes_after(text, n.as_str(), after, false) {
+                let Some(later) = assignments(text, base, n.as_str(), after, stmt_of) else {
+                    continue;
+                };
+                events.extend(later);
+            } else if let (Some(e), true) =
+                (init, written_after_declaration(text, n.as_str(), after))
+            {
                 // Only its address is taken (`T one = 1;` passed as `&one` for alpha):
                 // what the address points to is known, the value itself is not kept.
-                let v = value(e.as_str(), env);
+                let v = value(e, env);
                 let name = format!("&{n}", n = n.as_str());
-                match &v {
-                    Some(x) => env.values.insert(name.clone(), x.clone()),
-                    None => env.values.remove(&name),
-                };
+                put(env, &name, v.clone());
                 out.push(Local {
                     end,
                     name,
@@ -1055,7 +1367,7 @@ fn locals(
                 });
                 continue;
             }
-            (n.as_str(), value(e.as_str(), env), false)
+            (n.as_str(), init.and_then(|e| value(e, env)), false)
         } else if let (Some(n), Some(e)) = (c.get(3), c.get(4)) {
             (
                 n.as_str(),
@@ -1065,16 +1377,9 @@ fn locals(
         } else {
             continue;
         };
-        match &value {
-            Some(v) => {
-                env.values.insert(name.to_string(), v.clone());
-            }
-            None => {
-                env.values.remove(name);
-                if is_type {
-                    env.params.insert(name.to_string());
-                }
-            }
+        put(env, name, value.clone());
+        if value.is_none() && is_type {
+            env.params.insert(name.to_string());
         }
         out.push(Local {
             end,
@@ -1083,7 +1388,89 @@ fn locals(
             is_type,
         });
     }
-    flush(usize::MAX, &mut undo, env, out);
+    flush(usize::MAX, &mut events, env, out);
+}
+
+/// The later writes of local `name` past `from` where each is `name = expr;`, a
+/// statement of its own: one event for each, and one forgetting the value where a loop
+/// around one starts. `None` where any write is of another kind (compound, `++`, its
+/// address taken, an assignment inside an expression or a loop head).
+fn assignments(
+    text: &str,
+    base: usize,
+    name: &str,
+    from: usize,
+    stmt_of: StmtOf,
+) -> Option<Vec<(usize, Event)>> {
+    let b = text.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut out = Vec::new();
+    for (k, _) in text[from..].match_indices(name) {
+        let k = from + k;
+        let end = k + name.len();
+        if (k > 0 && word(b[k - 1])) || b.get(end).is_some_and(|&c| word(c)) {
+            continue;
+        }
+        let before = text[..k].trim_end();
+        let after = text[end..].trim_start();
+        if before.ends_with('.') || before.ends_with("->") || before.ends_with("::") {
+            continue;
+        }
+        let compound = [
+            "+=", "-=", "*=", "/=", "%=", "|=", "&=", "^=", "<<=", ">>=", "++", "--",
+        ]
+        .iter()
+        .any(|op| after.starts_with(op));
+        let address = before.ends_with('&') && !before.ends_with("&&");
+        if compound || address || before.ends_with("++") || before.ends_with("--") {
+            return None;
+        }
+        if !after.starts_with('=') || after.starts_with("==") {
+            continue;
+        }
+        let (start, conds, cond_at) = stmt_of(base + k)?;
+        if start != base + k {
+            return None;
+        }
+        let eq = text.len() - after.len();
+        let stop = eq + 1 + statement_end(&text[eq + 1..])?;
+        if let Some(i) = conds.iter().position(|c| c.starts_with("loop:")) {
+            let loop_at = cond_at.get(i)?.checked_sub(base)?;
+            out.push((
+                loop_at,
+                Event::Set {
+                    name: name.to_string(),
+                    value: None,
+                },
+            ));
+        }
+        out.push((
+            k,
+            Event::Assign {
+                name: name.to_string(),
+                expr: text[eq + 1..stop].trim().to_string(),
+                end: stop + 1,
+            },
+        ));
+    }
+    Some(out)
+}
+
+/// Offset of the `;` ending the statement `s` starts in, outside brackets.
+fn statement_end(s: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    for (k, ch) in s.char_indices() {
+        match ch {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ';' if depth == 0 => return Some(k),
+            _ => {}
+        }
+        if depth < 0 {
+            return None;
+        }
+    }
+    None
 }
 
 /// Where the block holding offset `at` of a body's text closes (the offset of its
@@ -1174,7 +1561,10 @@ mod tests {
         locals(
             body,
             0,
-            &|at| !body[..at].contains("if(x) {") || body[..at].contains("} }"),
+            &|at| {
+                (body[..at].contains("if(x) {") && !body[..at].contains("} }"))
+                    .then(|| (at, vec!["x".to_string()], vec![0]))
+            },
             &mut env,
             &mut out,
         );
@@ -1185,6 +1575,140 @@ mod tests {
         for name in ["n2", "k", "inner", "i", "count"] {
             assert!(!env.values.contains_key(name), "{name}");
         }
+    }
+
+    #[test]
+    fn a_local_assigned_by_statements_of_its_own_is_followed_through_them() {
+        // rocauxiliary_larf.hpp:170-185 and rocauxiliary_larft.hpp:270-321, cut down.
+        let src = "void f(int side, int storev, int n) {\n bool leftside = (side == 141);\n rocblas_operation trans = rocblas_operation_none;\n if(leftside)\n {\n trans = rocblas_operation_transpose;\n }\n at_gemv(trans);\n rocblas_operation t2;\n for(int i = 0; i < n; i++)\n {\n before_t2(t2);\n if(storev == 1)\n {\n t2 = rocblas_operation_conjugate_transpose;\n in_block(t2);\n }\n after_block(t2);\n }\n int k = 0;\n if(n > 2) k = 4;\n after_k(k);\n}\n";
+        super::super::eval::add_enumerators(
+            "typedef enum rocblas_operation_ { rocblas_operation_none = 111, rocblas_operation_transpose = 112, rocblas_operation_conjugate_transpose = 113 } rocblas_operation;",
+        );
+        let b = Scanner::new(src).function("f", 0, src.len()).unwrap();
+        let text = &src[b.open..b.close];
+        let stmt_of = |at: usize| {
+            b.stmt_at(at)
+                .map(|s| (s.start, s.conds.clone(), s.cond_at.clone()))
+        };
+        let read = |side: Option<i64>| {
+            let mut env = Env::default();
+            if let Some(s) = side {
+                env.values.insert("side".into(), Value::Int(s));
+            }
+            let mut seen = Vec::new();
+            locals(text, b.open, &stmt_of, &mut env, &mut seen);
+            move |needle: &str, name: &str| {
+                let at = src.find(needle).unwrap();
+                seen.iter()
+                    .rfind(|l| l.end <= at && l.name == name)
+                    .and_then(|l| l.value.clone())
+            }
+        };
+        // side == left: the branch runs, so gemv is given the transpose.
+        let left = read(Some(141));
+        assert_eq!(left("at_gemv", "trans"), Some(Value::Int(112)));
+        // side == right: it does not, and the initial value holds.
+        let right = read(Some(142));
+        assert_eq!(right("at_gemv", "trans"), Some(Value::Int(111)));
+        // side not known: neither value can be claimed.
+        let open = read(None);
+        assert_eq!(open("at_gemv", "trans"), None);
+        // In a loop: known in the block that assigns it, before it (the last
+        // iteration's value) and after that block, not.
+        assert_eq!(open("in_block", "t2"), Some(Value::Int(113)));
+        assert_eq!(open("before_t2", "t2"), None);
+        assert_eq!(open("after_block", "t2"), None);
+        // A braceless `if` under an open condition: not known after it.
+        assert_eq!(open("after_k", "k"), None);
+    }
+
+    #[test]
+    fn what_every_path_to_a_call_has_passed_holds_in_the_callee() {
+        // rocblas_dot_kernels_64.cpp:54-79, cut down: the quick return comes first, so
+        // the 32-bit launcher it calls never sees `n <= 0 || batch_count == 0`.
+        let src = "rocblas_status f(rocblas_handle handle, int64_t n_64, int64_t batch_count_64, int64_t incx_64, T* x) {\n if(n_64 <= 0 || batch_count_64 == 0)\n {\n if(handle->is_device_memory_size_query())\n return rocblas_status_size_unchanged;\n return rocblas_status_success;\n }\n if(std::abs(incx_64) <= c_ILP64_i32_max)\n {\n if(n_64 <= c_ILP64_i32_max)\n return launcher(handle, n_64, batch_count_64, x);\n }\n return rocblas_status_success;\n}\n";
+        let t = Text::new(src.to_string());
+        let b = Scanner::new(src).function("f", 0, src.len()).unwrap();
+        let at = src.find("launcher(").unwrap();
+        let held = held_at(&t, &b, at, &Env::default());
+        assert!(
+            held.contains(&"not (n_64 <= 0 || batch_count_64 == 0)".to_string()),
+            "{held:?}"
+        );
+        assert!(held.contains(&"n_64 <= c_ILP64_i32_max".to_string()));
+        // The return under two conditions says nothing on its own.
+        assert!(!held
+            .iter()
+            .any(|h| h.contains("is_device_memory_size_query")));
+        let names: BTreeMap<&str, &str> = [
+            ("handle", "handle"),
+            ("n_64", "n"),
+            ("batch_count_64", "batch_count"),
+        ]
+        .into();
+        assert_eq!(
+            renamed("not (n_64 <= 0 || batch_count_64 == 0)", &names).as_deref(),
+            Some("not (n <= 0 || batch_count == 0)")
+        );
+        assert_eq!(
+            renamed(
+                "handle->is_device_memory_size_query() && n_64 > c_ILP64_i32_max",
+                &names
+            )
+            .as_deref(),
+            Some("handle->is_device_memory_size_query() && n > c_ILP64_i32_max")
+        );
+        // A name of the caller's own (`std::abs(incx_64)`, incx_64 not passed) stays there.
+        assert_eq!(
+            renamed("std::abs(incx_64) <= c_ILP64_i32_max", &names),
+            None
+        );
+        let mut callee = Env::default();
+        callee.values.insert(
+            format!("{HOLDS}not (n <= 0 || batch_count == 0)"),
+            Value::Bool(true),
+        );
+        assert_eq!(
+            condition("n <= 0 || batch_count == 0", &callee),
+            Truth::False
+        );
+        assert_eq!(
+            condition("not (n <= 0 || batch_count == 0)", &callee),
+            Truth::True
+        );
+        assert!(matches!(condition("n <= 0", &callee), Truth::Open(_)));
+    }
+
+    #[test]
+    fn a_number_for_a_type_parameter_calls_another_overload() {
+        // rocblas_trtri.hpp: `rocblas_internal_trtri_template<16>(...)` is the
+        // `<rocblas_int NB, bool BATCHED, typename T>` form, not the `<typename T>` one.
+        let by_type = Head {
+            template: vec![("T".into(), false)],
+            params: vec![("rocblas_handle".into(), "handle".into())],
+            defaults: vec![None],
+            required_template_args: 0,
+            template_defaults: vec![None],
+            variadic: false,
+        };
+        let by_value = Head {
+            template: vec![("NB".into(), true), ("T".into(), false)],
+            template_defaults: vec![None, None],
+            required_template_args: 1,
+            ..by_type.clone()
+        };
+        let site = Site {
+            at: 0,
+            template_args: vec!["16".into()],
+            args: vec!["handle".into()],
+        };
+        assert!(!by_type.viable(&site));
+        assert!(by_value.viable(&site));
+        let typed = Site {
+            template_args: vec!["float".into()],
+            ..site
+        };
+        assert!(by_type.viable(&typed));
     }
 
     #[test]
@@ -1211,7 +1735,7 @@ mod tests {
         locals(
             "{ static constexpr bool using_rocblas_float = std::is_same_v<Ty, rocblas_float*> || std::is_same_v<Ty, rocblas_float* const*>;\n static constexpr API_INT batch_count_1 = 1;\n constexpr int DIM_Y = batch_count_1 * 8;",
             0,
-            &|_| true,
+            &|_| None,
             &mut env,
             &mut seen,
         );
@@ -1230,7 +1754,7 @@ mod tests {
         let body = "{ rocblas_pointer_mode old_mode;\n rocblas_get_pointer_mode(handle, &old_mode);\n rocblas_set_pointer_mode(handle, rocblas_pointer_mode_host);\n rocblas_pointer_mode pmode;\n rocblas_get_pointer_mode(handle, &pmode);\n rocblas_set_pointer_mode(handle, old_mode); }";
         let mut env = Env::default();
         let mut seen = Vec::new();
-        locals(body, 0, &|_| true, &mut env, &mut seen);
+        locals(body, 0, &|_| None, &mut env, &mut seen);
         let names: Vec<(&str, Option<&Value>)> = seen
             .iter()
             .map(|l| (l.name.as_str(), l.value.as_ref()))
@@ -1238,8 +1762,11 @@ mod tests {
         assert_eq!(
             names,
             [
+                // Declared, then read from the handle.
+                ("old_mode", None),
                 ("old_mode", None),
                 (POINTER_MODE, Some(&Value::Int(0))),
+                ("pmode", None),
                 ("pmode", Some(&Value::Int(0))),
                 // Restored to what the caller had: not known here.
                 (POINTER_MODE, None),
@@ -1261,7 +1788,7 @@ mod tests {
         locals(
             "{ auto saved_pointer_mode = handle->push_pointer_mode(rocblas_pointer_mode_host);\n { auto s2 = handle->push_pointer_mode(rocblas_pointer_mode_device); } }",
             0,
-            &|_| true,
+            &|_| None,
             &mut env,
             &mut seen,
         );
@@ -1287,7 +1814,7 @@ mod tests {
         locals(
             "{ if(x) rocblas_set_pointer_mode(handle, rocblas_pointer_mode_host); }",
             0,
-            &|_| false,
+            &|at| Some((at, vec!["x".into()], vec![0])),
             &mut env,
             &mut seen,
         );
@@ -1297,7 +1824,13 @@ mod tests {
         let text = "{ if(x) { rocblas_set_pointer_mode(handle, rocblas_pointer_mode_host); f(handle); } g(handle); }";
         let mut env = Env::default();
         let mut seen = Vec::new();
-        locals(text, 0, &|_| false, &mut env, &mut seen);
+        locals(
+            text,
+            0,
+            &|at| Some((at, vec!["x".into()], vec![0])),
+            &mut env,
+            &mut seen,
+        );
         let at = |w: &str| text.find(w).unwrap();
         let known_at = |off: usize| {
             seen.iter()

@@ -27,6 +27,15 @@ impl std::fmt::Display for Value {
     }
 }
 
+/// The prefix of a name whose value is one of a set (`"112,113"`), where the callers
+/// give it different values.
+pub const ONE_OF: &str = "?";
+
+/// The prefix of a condition every path into a function has passed (the caller's
+/// `if(n_64 <= 0 || batch_count_64 == 0) return ...;` before its call makes
+/// `not (n <= 0 || batch_count == 0)` hold in the 32-bit launcher it calls).
+pub const HOLDS: &str = "!";
+
 /// The names known at one point of one function.
 #[derive(Debug, Clone, Default)]
 pub struct Env {
@@ -62,10 +71,44 @@ pub fn condition(cond: &str, env: &Env) -> Truth {
         Some(rest) => (rest, true),
         None => (c, false),
     };
+    if let Some(b) = held(c, env) {
+        return if b { Truth::True } else { Truth::False };
+    }
     match expression(c, env) {
-        Truth::Open(r) if constexpr => Truth::Open(format!("constexpr {r}")),
+        Truth::Open(r) => match held(&r, env) {
+            Some(true) => Truth::True,
+            Some(false) => Truth::False,
+            None if constexpr => Truth::Open(format!("constexpr {r}")),
+            None => Truth::Open(r),
+        },
         t => t,
     }
+}
+
+/// What the conditions every path into the function has passed say of `c`: it is
+/// one of them (true), or one of them is its negation (false).
+fn held(c: &str, env: &Env) -> Option<bool> {
+    env.values
+        .range(HOLDS.to_string().."\"".to_string())
+        .next()?;
+    let c = c.trim();
+    if env.values.contains_key(&format!("{HOLDS}{c}")) {
+        return Some(true);
+    }
+    if env.values.contains_key(&format!("{HOLDS}not ({c})")) {
+        return Some(false);
+    }
+    let inner = c.strip_prefix("not (").and_then(|r| r.strip_suffix(')'))?;
+    let balanced = inner.chars().try_fold(0i32, |d, ch| {
+        let d = d + i32::from(ch == '(') - i32::from(ch == ')');
+        (d >= 0).then_some(d)
+    });
+    (balanced == Some(0) && env.values.contains_key(&format!("{HOLDS}{inner}"))).then_some(false)
+}
+
+/// Is `name` an enumerator of an enum the headers define?
+pub fn is_enumerator(name: &str) -> bool {
+    enumerator(name).is_some()
 }
 
 /// Parses and evaluates `expr`: the result, and whether anything in it was decided;
@@ -113,10 +156,21 @@ fn evaluate(expr: &str, env: &Env) -> Option<(Node, bool)> {
             .filter(|k| k.contains("->") && expr.contains(k.as_str()))
             .map(String::as_str),
     );
+    let sets = env
+        .values
+        .range(ONE_OF.to_string().."@".to_string())
+        .next()
+        .is_some();
     let key: Key = (
         expr.to_string(),
         seen.iter()
-            .map(|w| (env.values.get(*w).cloned(), env.params.contains(*w)))
+            .map(|w| {
+                let v = env.values.get(*w).or_else(|| {
+                    sets.then(|| env.values.get(&format!("{ONE_OF}{w}")))
+                        .flatten()
+                });
+                (v.cloned(), env.params.contains(*w))
+            })
             .collect(),
     );
     if let Some(hit) = MEMO.with(|m| m.borrow().get(&key).cloned()) {
@@ -143,7 +197,7 @@ fn evaluate_uncached(expr: &str, env: &Env) -> Option<(Node, bool)> {
         env,
         touched: false,
     };
-    let n = p.or();
+    let n = p.ternary();
     (p.i == toks.len()).then_some((n, p.touched))
 }
 
@@ -368,6 +422,33 @@ impl<'a> Parser<'a> {
         l
     }
 
+    /// `c ? a : b`: the arm `c` picks, where `c` is decided.
+    fn ternary(&mut self) -> Node {
+        let start = self.i;
+        let c = self.or();
+        if self.peek() != Some(&Tok::Other("?".into())) {
+            return c;
+        }
+        self.i += 1;
+        let a = self.ternary();
+        if self.peek() != Some(&Tok::Other(":".into())) {
+            return Node::Open(self.text(start, self.i), true);
+        }
+        self.i += 1;
+        let b = self.ternary();
+        match c.truth() {
+            Some(pick) => {
+                self.touched = true;
+                if pick {
+                    a
+                } else {
+                    b
+                }
+            }
+            None => Node::Open(self.text(start, self.i), true),
+        }
+    }
+
     fn or(&mut self) -> Node {
         self.logical("||")
     }
@@ -423,9 +504,43 @@ impl<'a> Parser<'a> {
         self.binary(Self::equality, &["&"], |_, a, b| Some(a & b))
     }
     fn equality(&mut self) -> Node {
-        self.binary(Self::relation, &["==", "!="], |op, a, b| {
-            Some(((op == "==") == (a == b)) as i64)
-        })
+        let start = self.i;
+        let mut l = self.relation();
+        while let Some(op) = self.eat_op(&["==", "!="]) {
+            let r = self.relation();
+            let equal = match (l.num(), r.num()) {
+                (Some(a), Some(b)) => Some(a == b),
+                _ => self.one_of_equal(&l, &r),
+            };
+            l = match equal {
+                Some(e) => Node::Bool((op == "==") == e),
+                None => Node::Open(self.text(start, self.i), true),
+            };
+        }
+        l
+    }
+
+    /// `name == K` where `name` has no one value but every caller gives it one of a
+    /// few (larf passes gemv `transpose`, larft `conjugate_transpose`): decided when
+    /// K is none of them, or all of them.
+    fn one_of_equal(&mut self, l: &Node, r: &Node) -> Option<bool> {
+        let (name, k) = match (l, r) {
+            (Node::Open(t, _), Node::Int(k)) | (Node::Int(k), Node::Open(t, _)) => (t, *k),
+            _ => return None,
+        };
+        let Some(Value::Type(set)) = self.env.values.get(&format!("{ONE_OF}{name}")) else {
+            return None;
+        };
+        let vals: Vec<i64> = set.split(',').filter_map(|v| v.parse().ok()).collect();
+        let equal = if !vals.contains(&k) {
+            false
+        } else if vals.iter().all(|&v| v == k) {
+            true
+        } else {
+            return None;
+        };
+        self.touched = true;
+        Some(equal)
     }
     fn relation(&mut self) -> Node {
         self.binary(Self::shift, &["<=", ">=", "<", ">"], |op, a, b| {
@@ -574,7 +689,7 @@ impl<'a> Parser<'a> {
             }
             Some(Tok::Open('(')) => {
                 self.i += 1;
-                let inner = self.or();
+                let inner = self.ternary();
                 if matches!(self.peek(), Some(Tok::Close(')'))) {
                     self.i += 1;
                     // A cast `(API_INT)1` keeps a known integer's value; anything else
@@ -1007,6 +1122,38 @@ mod tests {
                 .collect(),
             params: params.iter().map(|p| p.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn a_conditional_expression_takes_the_arm_its_test_picks() {
+        // rocauxiliary_larf.hpp:174 for a real type.
+        let mut env = Env::default();
+        env.values.insert("COMPLEX".into(), Value::Bool(false));
+        env.values.insert("a".into(), Value::Int(113));
+        env.values.insert("b".into(), Value::Int(112));
+        assert_eq!(value("COMPLEX ? a : b", &env), Some(Value::Int(112)));
+        assert_eq!(value("(!COMPLEX ? a : b) + 1", &env), Some(Value::Int(114)));
+        assert_eq!(value("x ? a : b", &env), None);
+        assert_eq!(value("COMPLEX ? 1 : x > 2 ? 3 : 4", &env), None);
+        env.values.insert("x".into(), Value::Int(5));
+        assert_eq!(
+            value("COMPLEX ? 1 : x > 2 ? 3 : 4", &env),
+            Some(Value::Int(3))
+        );
+    }
+
+    #[test]
+    fn a_name_every_caller_gives_one_of_a_few_values_is_compared_with_each() {
+        // larf passes gemv `transpose` (112), larft `conjugate_transpose` (113).
+        let mut env = Env::default();
+        env.values
+            .insert(format!("{ONE_OF}transA"), Value::Type("112,113".into()));
+        assert_eq!(condition("transA == 111", &env), Truth::False);
+        assert_eq!(condition("transA != 111", &env), Truth::True);
+        assert!(matches!(condition("transA == 112", &env), Truth::Open(_)));
+        env.values
+            .insert(format!("{ONE_OF}transA"), Value::Type("112".into()));
+        assert_eq!(condition("112 == transA", &env), Truth::True);
     }
 
     #[test]

@@ -381,9 +381,13 @@ fn template_params(t: &Text, from: usize, name_at: usize) -> Vec<(String, bool)>
         .collect()
 }
 
-/// A definition's template parameters `(name, is_value, has_default)`, as
+/// A definition's template parameters `(name, is_value, default)`, as
 /// `template_params` reads them.
-fn template_param_list(t: &Text, from: usize, name_at: usize) -> Vec<(String, bool, bool)> {
+fn template_param_list(
+    t: &Text,
+    from: usize,
+    name_at: usize,
+) -> Vec<(String, bool, Option<String>)> {
     let head = &t.s[from..name_at.max(from)];
     let Some(k) = head.rfind("template") else {
         return Vec::new();
@@ -400,11 +404,13 @@ fn template_param_list(t: &Text, from: usize, name_at: usize) -> Vec<(String, bo
     split_args(&rest[open + 1..close], true)
         .into_iter()
         .filter_map(|p| {
-            let has_default = p.contains('=');
-            let p = p.split('=').next().unwrap_or("").trim().to_string();
+            let (p, default) = match p.split_once('=') {
+                Some((p, d)) => (p.trim().to_string(), Some(d.trim().to_string())),
+                None => (p.trim().to_string(), None),
+            };
             let name = p.split_whitespace().last()?.trim_start_matches(['*', '&']);
             let is_type = p.starts_with("typename") || p.starts_with("class");
-            Some((name.to_string(), !is_type, has_default))
+            Some((name.to_string(), !is_type, default))
         })
         .collect()
 }
@@ -1860,7 +1866,10 @@ impl<'a> FactReader<'a> {
             };
             let base = c.get(2).or(c.get(3)).map_or("", |m| m.as_str());
             let value = c[4].to_string();
-            if !pointer(base) || value.len() > 160 {
+            // Only what reaches the caller: a store through a pointer a caller made to
+            // a local of its own (`&memsize` in gemm_ex3's quantize step, a rocSOLVER
+            // `_impl`'s workspace sizes) is that caller's business.
+            if !pointer(base) || value.len() > 160 || !binder.is_api_argument(i, base) {
                 continue;
             }
             let Ok(conds) = decided(&s.conds, &binder.env_at(i, s.start)) else {

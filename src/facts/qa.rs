@@ -42,7 +42,6 @@ pub fn template_ids() -> Vec<(&'static str, &'static str)> {
         &RUNTIME_CALLS,
         &STORES,
         &STATIC_STATE,
-        &DEFINITION,
         &RETURN,
         &DEVICE_MEMORY,
         &VARIANT_FORMS,
@@ -1276,19 +1275,26 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         &kinds(af, &[FactKind::StaticState]),
         statement,
     ));
-    // An API with little code of its own (host bookkeeping, a forward to another
-    // library) is also asked what its definition returns and how it handles
-    // exceptions; the others are not, so that these do not crowd out what the code
-    // does. Its declaration is not asked: that restates the header.
+    // An API with little code of its own (host bookkeeping) is also asked what its
+    // definition returns, where that is an expression of its own
+    // (`handle && handle->device_memory_owner == ...`). A bare status, its
+    // declaration, or the try-block every C entry shares restate the header or
+    // what every API does, and teach nothing.
     if out.len() < MIN_FACT_ENTRIES {
-        for (tpl, kind) in [
-            (&RETURN, FactKind::Return),
-            (&DEFINITION, FactKind::Definition),
-        ] {
-            out.extend(unit(tpl, "", &kinds(af, &[kind]), statement));
-        }
+        let returns: Vec<&Fact> = kinds(af, &[FactKind::Return])
+            .into_iter()
+            .filter(|f| f.values.get("returns").is_some_and(|v| !is_bare_status(v)))
+            .collect();
+        out.extend(unit(&RETURN, "", &returns, statement));
     }
     out
+}
+
+/// A returned value that is one status and nothing else: `rocblas_status_success`,
+/// `rocblas_status_invalid_handle`.
+fn is_bare_status(v: &str) -> bool {
+    let v = v.trim().trim_matches('`');
+    v.starts_with("rocblas_status_") && v.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
 const VARIANT_FORMS: Template = Template {
@@ -1341,7 +1347,13 @@ fn quick_return_terms(af: &ApiFacts) -> Vec<(String, String, String, &Fact)> {
         let Some(c) = slot(f, "condition") else {
             continue;
         };
-        let function = f.function.replace("_64", "");
+        // A form's own copy of a function (`rocblas_scal_batched_impl` for
+        // `rocblas_scal_impl`) is compared with the reference's.
+        let function = f
+            .function
+            .replace("_strided_batched", "")
+            .replace("_batched", "")
+            .replace("_64", "");
         for term in c.split("||").map(str::trim).filter(|t| !t.is_empty()) {
             let plain = term.replace("_64", "");
             if !out.iter().any(|(g, p, _, _)| *g == function && *p == plain) {
@@ -1592,21 +1604,6 @@ fn variant_units<'a>(all: &[&'a ApiFacts]) -> Vec<(Vec<&'a ApiFacts>, Unit<'a>)>
 /// The fact entries every API should have at least; the manifest names those with
 /// fewer, and why.
 pub const MIN_FACT_ENTRIES: usize = 3;
-
-const DEFINITION: Template = Template {
-    id: "facts-definition",
-    category: "edge-cases",
-    questions: [
-        "Where is {apis} defined, and what happens when an exception is thrown inside it?",
-        "Which source file defines {apis}, and does an exception thrown in its body escape to the caller?",
-        "Where is the definition of {apis}, and how does it treat a C++ exception raised while it runs?",
-    ],
-    intros: [
-        "The definition:",
-        "Read off the source:",
-        "Where the C interface is implemented:",
-    ],
-};
 
 const RETURN: Template = Template {
     id: "facts-return",
