@@ -369,6 +369,13 @@ impl<'a> Binder<'a> {
             .collect();
         let mut agreed: Option<BTreeMap<String, Value>> = None;
         let mut reached = callers.is_empty();
+        let overloaded = self
+            .g
+            .nodes
+            .iter()
+            .filter(|m| m.name == n.name)
+            .nth(1)
+            .is_some();
         let kernel_node = n.kind == crate::model::NodeKind::Kernel;
         for c in callers {
             let caller = &self.g.nodes[c];
@@ -398,6 +405,13 @@ impl<'a> Binder<'a> {
                     .iter()
                     .any(|k| super::eval::condition(k, &cenv) == super::eval::Truth::False);
                 if dead {
+                    continue;
+                }
+                // Where the graph holds several overloads of this name, one taking a
+                // type other than the argument's is not the one called
+                // (`rocblas_wavefront_reduce(rocblas_float_complex)` for a float sum:
+                // the generic `T` overload is the exact match).
+                if overloaded && !own.takes_argument_types(s, chead.as_deref(), &aliases, &cenv) {
                     continue;
                 }
                 reached = true;
@@ -603,6 +617,60 @@ impl Head {
             && !number_for_type
     }
 }
+
+impl Head {
+    /// Does every parameter declared with a type of its own (no template parameter of
+    /// this definition in it) take an argument whose type, where known, is that type?
+    fn takes_argument_types(
+        &self,
+        s: &Site,
+        caller: Option<&Head>,
+        aliases: &BTreeMap<String, String>,
+        cenv: &Env,
+    ) -> bool {
+        let plain = |t: &str| -> String {
+            t.replace("const", " ")
+                .replace('&', " ")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        self.params.iter().zip(&s.args).all(|((ty, _), a)| {
+            let generic = ty
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .any(|w| self.template.iter().any(|(p, _)| p == w));
+            if generic {
+                return true;
+            }
+            match arg_type(a, caller, aliases, cenv) {
+                Some(at) if !at.contains(HOLE_MARK) => {
+                    // Only element types are told apart: integers and typedefs of them
+                    // convert, and aliases (`rocblas_stride`) read as what they name.
+                    const ELEMENTS: [&str; 6] = [
+                        "float",
+                        "double",
+                        "rocblas_float_complex",
+                        "rocblas_double_complex",
+                        "rocblas_half",
+                        "rocblas_bfloat16",
+                    ];
+                    let (p, q) = (plain(ty), plain(&at));
+                    let same = p == q
+                        || !ELEMENTS.contains(&p.as_str())
+                        || !ELEMENTS.contains(&q.as_str());
+                    if !same {
+                        tracing::trace!(param = %ty, argument = %a, argument_type = %at, "Another overload.");
+                    }
+                    same
+                }
+                _ => true,
+            }
+        })
+    }
+}
+
+/// What `deduce` leaves in a type it could not read whole.
+const HOLE_MARK: char = '\u{1}';
 
 fn is_ident(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
@@ -1709,6 +1777,58 @@ mod tests {
             ..site
         };
         assert!(by_type.viable(&typed));
+    }
+
+    #[test]
+    fn an_overload_for_another_element_type_is_not_the_one_called() {
+        // rocblas_reduction.hpp:40-114: `rocblas_wavefront_reduce<N>(val)` on a float
+        // `val` is the generic `T` overload, not the complex, half or bfloat16 ones.
+        let complex = Head {
+            template: vec![("N".into(), true)],
+            params: vec![("rocblas_float_complex".into(), "val".into())],
+            defaults: vec![None],
+            required_template_args: 1,
+            template_defaults: vec![None],
+            variadic: false,
+        };
+        let generic = Head {
+            template: vec![("N".into(), true), ("T".into(), false)],
+            params: vec![("T".into(), "val".into())],
+            template_defaults: vec![None, None],
+            ..complex.clone()
+        };
+        let caller = Head {
+            template: vec![("T".into(), false)],
+            params: vec![
+                ("T".into(), "val".into()),
+                ("rocblas_stride".into(), "s".into()),
+            ],
+            defaults: vec![None, None],
+            required_template_args: 0,
+            template_defaults: vec![None],
+            variadic: false,
+        };
+        let mut env = Env::default();
+        env.values.insert("T".into(), Value::Type("float".into()));
+        let site = Site {
+            at: 0,
+            template_args: vec!["warpSize".into()],
+            args: vec!["val".into()],
+        };
+        let aliases = BTreeMap::new();
+        assert!(!complex.takes_argument_types(&site, Some(&caller), &aliases, &env));
+        assert!(generic.takes_argument_types(&site, Some(&caller), &aliases, &env));
+        // Integers and their typedefs convert: an `int64_t` for a `rocblas_stride` is
+        // no other overload.
+        let strided = Head {
+            params: vec![("int64_t".into(), "s".into())],
+            ..complex.clone()
+        };
+        let by_stride = Site {
+            args: vec!["s".into()],
+            ..site
+        };
+        assert!(strided.takes_argument_types(&by_stride, Some(&caller), &aliases, &env));
     }
 
     #[test]

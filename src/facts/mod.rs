@@ -829,7 +829,9 @@ impl<'a> FactReader<'a> {
                     if n.kind == NodeKind::Kernel && !launched.contains(&i) {
                         continue;
                     }
-                    if n.kind == NodeKind::DeviceHelper && !reached_from(g, &launched, i) {
+                    if n.kind == NodeKind::DeviceHelper
+                        && (!reached_from(g, &launched, i) || !binder.reached(i))
+                    {
                         continue;
                     }
                     let kv = agreed(kernel_values.get(&i).map(Vec::as_slice).unwrap_or(&[]));
