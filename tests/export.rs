@@ -378,7 +378,7 @@ fn a_mix_meets_its_quotas_and_a_seed_gives_the_same_bytes() {
         std::fs::write(
             &file,
             format!(
-                "seed = {seed}\n[[source]]\nentries = [\"out/rocblas/6.4.4\"]\n[quota.category]\n\"api-to-kernel\" = 120\n\"edge-cases\" = 90\nsemantics = 60\ndebugging = 20\n[cap]\nper_api = 3\nper_template = 70\n"
+                "seed = {seed}\n[[source]]\nentries = [\"out/rocblas/6.4.4\"]\n[quota.category]\n\"api-to-kernel\" = 120\n\"edge-cases\" = 60\nsemantics = 60\ndebugging = 20\n[cap]\nper_api = 3\nper_template = 70\n"
             ),
         )
         .unwrap();
@@ -422,7 +422,7 @@ fn a_mix_meets_its_quotas_and_a_seed_gives_the_same_bytes() {
     );
     for (cat, want) in [
         ("api-to-kernel", 120),
-        ("edge-cases", 90),
+        ("edge-cases", 60),
         ("semantics", 60),
         ("debugging", 20),
     ] {

@@ -414,7 +414,6 @@ impl<'a> Binder<'a> {
                 if overloaded && !own.takes_argument_types(s, chead.as_deref(), &aliases, &cenv) {
                     continue;
                 }
-                reached = true;
                 let caller_key = format!("{}:{}:{}", caller.file, caller.name, caller.line);
                 let mut got = bind_site(
                     &own,
@@ -425,6 +424,22 @@ impl<'a> Binder<'a> {
                     &cenv,
                     &env.params,
                 );
+                // An overload whose `enable_if` is false for what the call binds does
+                // not exist for it (rocblas.hpp's real and complex `rocblasCall_*`).
+                if !own.requires.is_empty() {
+                    let bound = Env {
+                        values: got.clone(),
+                        params: env.params.clone(),
+                    };
+                    if own
+                        .requires
+                        .iter()
+                        .any(|c| condition(c, &bound) == Truth::False)
+                    {
+                        continue;
+                    }
+                }
+                reached = true;
                 // What every path to the call has passed holds in the callee, in its
                 // own names.
                 let names: BTreeMap<&str, &str> = own
@@ -593,6 +608,8 @@ struct Head {
     /// Per template parameter: its default, where one is written and no function
     /// parameter's type could deduce it instead.
     template_defaults: Vec<Option<String>>,
+    /// What the template parameters require through `enable_if`.
+    requires: Vec<String>,
     variadic: bool,
 }
 
@@ -742,12 +759,14 @@ fn head(t: &Text, b: &Body, name: &str, from: usize, def_start: usize) -> Option
         .into_iter()
         .map(|(name, is_value, _)| (name, is_value))
         .collect();
+    let requires = super::enable_if_conditions(t, def_start.min(name_at), name_at);
     Some(Head {
         template,
         params,
         defaults,
         required_template_args,
         template_defaults,
+        requires,
         variadic,
     })
 }
@@ -1757,6 +1776,7 @@ mod tests {
             defaults: vec![None],
             required_template_args: 0,
             template_defaults: vec![None],
+            requires: Vec::new(),
             variadic: false,
         };
         let by_value = Head {
@@ -1789,6 +1809,7 @@ mod tests {
             defaults: vec![None],
             required_template_args: 1,
             template_defaults: vec![None],
+            requires: Vec::new(),
             variadic: false,
         };
         let generic = Head {
@@ -1806,6 +1827,7 @@ mod tests {
             defaults: vec![None, None],
             required_template_args: 0,
             template_defaults: vec![None],
+            requires: Vec::new(),
             variadic: false,
         };
         let mut env = Env::default();

@@ -381,6 +381,38 @@ fn template_params(t: &Text, from: usize, name_at: usize) -> Vec<(String, bool)>
         .collect()
 }
 
+/// The conditions a definition's template parameters require through `enable_if`
+/// (`std::enable_if_t<!rocblas_is_complex<T>, int> = 0` requires
+/// `!rocblas_is_complex<T>`): where one is false, the overload does not exist.
+fn enable_if_conditions(t: &Text, from: usize, name_at: usize) -> Vec<String> {
+    let head = &t.s[from..name_at.max(from)];
+    let Some(k) = head.rfind("template") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut rest = &head[k..];
+    while let Some(at) = rest.find("enable_if") {
+        rest = &rest[at + "enable_if".len()..];
+        let Some(body) = rest.strip_prefix("_t<").or_else(|| rest.strip_prefix('<')) else {
+            continue;
+        };
+        let mut depth = 0i32;
+        let end = body.char_indices().find_map(|(i, c)| {
+            match c {
+                '<' | '(' => depth += 1,
+                '>' | ')' => depth -= 1,
+                ',' if depth == 0 => return Some(i),
+                _ => {}
+            }
+            (depth < 0).then_some(i)
+        });
+        if let Some(e) = end {
+            out.push(code::tidy(&body[..e]));
+        }
+    }
+    out
+}
+
 /// A definition's template parameters `(name, is_value, default)`, as
 /// `template_params` reads them.
 fn template_param_list(
@@ -901,11 +933,25 @@ impl<'a> FactReader<'a> {
                 Some(true) => compiled::COMPILER,
                 None => compiled::TEXT,
             };
-            let conds = self
-                .code
-                .body(from)
-                .map(|(t, b)| b.conds_at(t.offset(e.line)).0)
-                .unwrap_or_default();
+            // A call from an overload this API does not reach, or under a condition
+            // false for it (`if constexpr(BATCHED)` with BATCHED = false), is not its.
+            if !binder.reached(e.from) {
+                continue;
+            }
+            let conds = match self.code.body(from) {
+                Some((t, b)) => {
+                    let line = t.line(e.line);
+                    let at = t.offset(e.line)
+                        + line
+                            .find(to.name.as_str())
+                            .unwrap_or(line.len() - line.trim_start().len());
+                    match decided(&b.conds_at(at).0, &binder.env_at(e.from, at)) {
+                        Ok(open) => open,
+                        Err(_) => continue,
+                    }
+                }
+                None => Vec::new(),
+            };
             let mut v = BTreeMap::new();
             v.insert(
                 "callee".into(),
