@@ -238,6 +238,41 @@ impl<'a> Binder<'a> {
                 out.insert(c[1].to_string(), c[3].to_string());
             }
         }
+        // A local's declared type (`V sum = 0;`, `To sum;`), under `LOCAL_TYPE` + its
+        // name, where the body declares the name once: what an argument `sum` passes.
+        static DECL: OnceLock<Regex> = OnceLock::new();
+        let decl = DECL.get_or_init(|| {
+            Regex::new(r"(?:^|[;{}])\s*(?:(?:const|constexpr|static)\s+)*([A-Za-z_][\w:]*(?:<[^;{}()<>]*>)?)\s+([A-Za-z_]\w*)\s*(?:=|;|\{)")
+                .expect("static regex")
+        });
+        let mut seen: BTreeMap<String, Option<String>> = BTreeMap::new();
+        for c in decl.captures_iter(&t.s[b.open..b.close]) {
+            let ty = &c[1];
+            if matches!(
+                ty,
+                "return"
+                    | "else"
+                    | "case"
+                    | "goto"
+                    | "delete"
+                    | "new"
+                    | "throw"
+                    | "using"
+                    | "typedef"
+                    | "auto"
+                    | "do"
+            ) {
+                continue;
+            }
+            seen.entry(c[2].to_string())
+                .and_modify(|t| *t = None)
+                .or_insert_with(|| Some(ty.to_string()));
+        }
+        for (name, ty) in seen {
+            if let Some(ty) = ty {
+                out.insert(format!("{LOCAL_TYPE}{name}"), ty);
+            }
+        }
         out
     }
 
@@ -369,13 +404,18 @@ impl<'a> Binder<'a> {
             .collect();
         let mut agreed: Option<BTreeMap<String, Value>> = None;
         let mut reached = callers.is_empty();
-        let overloaded = self
+        let siblings: Vec<Arc<Head>> = self
             .g
             .nodes
             .iter()
-            .filter(|m| m.name == n.name)
-            .nth(1)
-            .is_some();
+            .enumerate()
+            .filter(|(j, m)| *j != i && m.name == n.name && m.kind == n.kind)
+            .filter_map(|(_, m)| {
+                let (mt, mb) = self.code.body(m)?;
+                self.head_of(m, &mt, &mb)
+            })
+            .collect();
+        let overloaded = !siblings.is_empty();
         let kernel_node = n.kind == crate::model::NodeKind::Kernel;
         for c in callers {
             let caller = &self.g.nodes[c];
@@ -411,8 +451,25 @@ impl<'a> Binder<'a> {
                 // type other than the argument's is not the one called
                 // (`rocblas_wavefront_reduce(rocblas_float_complex)` for a float sum:
                 // the generic `T` overload is the exact match).
-                if overloaded && !own.takes_argument_types(s, chead.as_deref(), &aliases, &cenv) {
-                    continue;
+                if overloaded {
+                    let exact = |h: &Head| {
+                        h.element_matches(s, chead.as_deref(), &aliases, &cenv)
+                            .iter()
+                            .filter(|m| **m == Some(true))
+                            .count()
+                    };
+                    if !own.takes_argument_types(s, chead.as_deref(), &aliases, &cenv) {
+                        continue;
+                    }
+                    // Of two that fit, the one declared for the argument's own type is
+                    // more specialized than a generic `T` one, and is the one called.
+                    let mine = exact(&own);
+                    if siblings.iter().any(|h| {
+                        h.takes_argument_types(s, chead.as_deref(), &aliases, &cenv)
+                            && exact(h) > mine
+                    }) {
+                        continue;
+                    }
                 }
                 let caller_key = format!("{}:{}:{}", caller.file, caller.name, caller.line);
                 let mut got = bind_site(
@@ -638,6 +695,7 @@ impl Head {
 impl Head {
     /// Does every parameter declared with a type of its own (no template parameter of
     /// this definition in it) take an argument whose type, where known, is that type?
+    /// Only element types are told apart: integers and typedefs of them convert.
     fn takes_argument_types(
         &self,
         s: &Site,
@@ -645,6 +703,29 @@ impl Head {
         aliases: &BTreeMap<String, String>,
         cenv: &Env,
     ) -> bool {
+        self.element_matches(s, caller, aliases, cenv)
+            .iter()
+            .all(|m| *m != Some(false))
+    }
+
+    /// Per parameter: `Some(same)` where it is declared with an element type of its
+    /// own (`rocblas_float_complex val`) and the argument's element type is known,
+    /// whether the two are one type; `None` otherwise.
+    fn element_matches(
+        &self,
+        s: &Site,
+        caller: Option<&Head>,
+        aliases: &BTreeMap<String, String>,
+        cenv: &Env,
+    ) -> Vec<Option<bool>> {
+        const ELEMENTS: [&str; 6] = [
+            "float",
+            "double",
+            "rocblas_complex_num<float>",
+            "rocblas_complex_num<double>",
+            "_Float16",
+            "rocblas_bfloat16",
+        ];
         let plain = |t: &str| -> String {
             t.replace("const", " ")
                 .replace('&', " ")
@@ -652,37 +733,28 @@ impl Head {
                 .collect::<Vec<_>>()
                 .join(" ")
         };
-        self.params.iter().zip(&s.args).all(|((ty, _), a)| {
-            let generic = ty
-                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .any(|w| self.template.iter().any(|(p, _)| p == w));
-            if generic {
-                return true;
-            }
-            match arg_type(a, caller, aliases, cenv) {
-                Some(at) if !at.contains(HOLE_MARK) => {
-                    // Only element types are told apart: integers and typedefs of them
-                    // convert, and aliases (`rocblas_stride`) read as what they name.
-                    const ELEMENTS: [&str; 6] = [
-                        "float",
-                        "double",
-                        "rocblas_float_complex",
-                        "rocblas_double_complex",
-                        "rocblas_half",
-                        "rocblas_bfloat16",
-                    ];
-                    let (p, q) = (plain(ty), plain(&at));
-                    let same = p == q
-                        || !ELEMENTS.contains(&p.as_str())
-                        || !ELEMENTS.contains(&q.as_str());
-                    if !same {
-                        tracing::trace!(param = %ty, argument = %a, argument_type = %at, "Another overload.");
-                    }
-                    same
+        self.params
+            .iter()
+            .zip(&s.args)
+            .map(|((ty, _), a)| {
+                let generic = ty
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .any(|w| self.template.iter().any(|(p, _)| p == w));
+                if generic {
+                    return None;
                 }
-                _ => true,
-            }
-        })
+                let at = arg_type(a, caller, aliases, cenv).filter(|t| !t.contains(HOLE_MARK))?;
+                let declared = resolve_type(ty, cenv).unwrap_or_else(|| ty.clone());
+                let (p, q) = (plain(&declared), plain(&at));
+                if !ELEMENTS.contains(&p.as_str()) || !ELEMENTS.contains(&q.as_str()) {
+                    return None;
+                }
+                if p != q {
+                    tracing::trace!(param = %ty, argument = %a, argument_type = %at, "Another overload.");
+                }
+                Some(p == q)
+            })
+            .collect()
     }
 }
 
@@ -1132,12 +1204,18 @@ fn arg_type(
         return None;
     }
     let caller = caller?;
-    let (ty, _) = caller.params.iter().find(|(_, n)| n == a).or_else(|| {
+    let param = caller.params.iter().find(|(_, n)| n == a).or_else(|| {
         let p = aliases.get(a)?;
         caller.params.iter().find(|(_, n)| n == p)
-    })?;
-    resolve_type(ty, cenv)
+    });
+    match param {
+        Some((ty, _)) => resolve_type(ty, cenv),
+        None => resolve_type(aliases.get(&format!("{LOCAL_TYPE}{a}"))?, cenv),
+    }
 }
+
+/// The key prefix under which a caller's names map holds a local's declared type.
+const LOCAL_TYPE: &str = ":type:";
 
 /// Deduces the one unbound template parameter a declared type names from the type of
 /// the argument passed (`const T*` against `const float*` gives `T = float`).
@@ -1851,6 +1929,25 @@ mod tests {
             ..site
         };
         assert!(strided.takes_argument_types(&by_stride, Some(&caller), &aliases, &env));
+        // A complex value: both fit, and the complex overload, declared for the
+        // argument's own type, is the more specialized one.
+        let mut env = Env::default();
+        env.values
+            .insert("T".into(), Value::Type("rocblas_complex_num<float>".into()));
+        let site = Site {
+            at: 0,
+            template_args: vec!["warpSize".into()],
+            args: vec!["val".into()],
+        };
+        assert!(complex.takes_argument_types(&site, Some(&caller), &aliases, &env));
+        assert_eq!(
+            complex.element_matches(&site, Some(&caller), &aliases, &env),
+            [Some(true)]
+        );
+        assert_eq!(
+            generic.element_matches(&site, Some(&caller), &aliases, &env),
+            [None]
+        );
     }
 
     #[test]
