@@ -309,8 +309,22 @@ fn sdot_batched_threshold_and_block_sizes_by_architecture() {
     // NB has no single value, so none is stated.
     let b = find(&f, FactKind::LaunchBounds, "rocblas_dot_kernel", k, 173);
     assert!(!b.values.contains_key("value"), "{:?}", b.values);
-    // :353-370: quick return for n <= 0 || batch_count == 0 (for sdot batch_count is 1).
-    let q = find(&f, FactKind::QuickReturn, "rocblas_status_success", k, 353);
+    // :353-370: the launcher's quick return for n <= 0 || batch_count == 0. For sdot
+    // (batch_count 1) that is n <= 0, on which rocblas_dot_impl has already returned
+    // (rocblas_dot_imp.hpp:104), so it never fires for sdot; the batched impl returns
+    // on the two tests apart (rocblas_dot_batched_imp.hpp:119 and :124), which the
+    // launcher's one test is not read against.
+    assert!(!f
+        .facts
+        .iter()
+        .any(|x| x.kind == FactKind::QuickReturn && x.file == k && x.line == 353));
+    let q = find(
+        &f,
+        FactKind::QuickReturn,
+        "rocblas_status_success",
+        "library/src/blas1/rocblas_dot_imp.hpp",
+        104,
+    );
     assert_eq!(q.values["condition"], "n <= 0");
     let qb = find(&fb, FactKind::QuickReturn, "rocblas_status_success", k, 353);
     assert_eq!(qb.values["condition"], "n <= 0 || batch_count == 0");
