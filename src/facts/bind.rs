@@ -1070,7 +1070,7 @@ fn held_at(t: &Text, b: &Body, at: usize, cenv: &Env) -> Vec<String> {
             || c == "default"
     };
     let mut out = Vec::new();
-    let (conds, cond_at) = b.conds_at(at);
+    let (conds, _) = b.conds_at(at);
     for c in conds.iter().filter(|c| !branchless(c)) {
         out.push(c.clone());
         if let Truth::Open(r) = condition(c, cenv) {
@@ -1079,23 +1079,7 @@ fn held_at(t: &Text, b: &Body, at: usize, cenv: &Env) -> Vec<String> {
             }
         }
     }
-    for s in b.stmts.iter().filter(|s| s.end <= at) {
-        let Some(text) = t.s.get(s.start..s.end) else {
-            continue;
-        };
-        let Some(rest) = text.trim_start().strip_prefix("return") else {
-            continue;
-        };
-        if rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
-            continue;
-        }
-        let shared = s
-            .cond_at
-            .iter()
-            .zip(&cond_at)
-            .take_while(|(x, y)| x == y)
-            .count();
-        let own = &s.conds[shared.min(s.conds.len())..];
+    for (_, own) in b.returns_before(&t.s, at) {
         let [c] = own else {
             continue;
         };

@@ -84,6 +84,32 @@ impl Body {
             .map(|s| (s.conds.clone(), s.cond_at.clone()))
             .unwrap_or_default()
     }
+
+    /// Each `return` statement ending before offset `at` of `src` (the text the body
+    /// was read from), with its own conditions: those past the ones it shares with `at`.
+    pub fn returns_before<'b>(&'b self, src: &str, at: usize) -> Vec<(&'b Stmt, &'b [String])> {
+        let (_, mine) = self.conds_at(at);
+        self.stmts
+            .iter()
+            .filter(|s| s.end <= at)
+            .filter_map(|s| {
+                let rest = src
+                    .get(s.start..s.end)?
+                    .trim_start()
+                    .strip_prefix("return")?;
+                if rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                    return None;
+                }
+                let shared = s
+                    .cond_at
+                    .iter()
+                    .zip(&mine)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                Some((s, &s.conds[shared.min(s.conds.len())..]))
+            })
+            .collect()
+    }
 }
 
 fn is_ident(c: u8) -> bool {

@@ -2122,20 +2122,7 @@ fn callers_of(
 /// function and outside any loop or `switch`, whose conditions past those the two
 /// share all hold for this API.
 fn earlier_return_taken(t: &Text, b: &Body, at: usize, env: &eval::Env) -> Option<String> {
-    let (_, mine) = b.conds_at(at);
-    b.stmts.iter().filter(|s| s.end <= at).find_map(|s| {
-        let text = t.s.get(s.start..s.end)?.trim_start();
-        let rest = text.strip_prefix("return")?;
-        if rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
-            return None;
-        }
-        let shared = s
-            .cond_at
-            .iter()
-            .zip(&mine)
-            .take_while(|(a, b)| a == b)
-            .count();
-        let own = &s.conds[shared.min(s.conds.len())..];
+    b.returns_before(&t.s, at).into_iter().find_map(|(s, own)| {
         if own.is_empty()
             || own.iter().any(|c| {
                 c.starts_with("loop:")
