@@ -1551,32 +1551,14 @@ fn assignments(
     from: usize,
     stmt_of: StmtOf,
 ) -> Option<Vec<(usize, Event)>> {
-    let b = text.as_bytes();
-    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let mut out = Vec::new();
-    for (k, _) in text[from..].match_indices(name) {
-        let k = from + k;
-        let end = k + name.len();
-        if (k > 0 && word(b[k - 1])) || b.get(end).is_some_and(|&c| word(c)) {
-            continue;
+    for (k, use_) in uses(text, name, from) {
+        match use_ {
+            Use::Read => continue,
+            Use::Assign => {}
+            Use::Compound | Use::Address => return None,
         }
-        let before = text[..k].trim_end();
-        let after = text[end..].trim_start();
-        if before.ends_with('.') || before.ends_with("->") || before.ends_with("::") {
-            continue;
-        }
-        let compound = [
-            "+=", "-=", "*=", "/=", "%=", "|=", "&=", "^=", "<<=", ">>=", "++", "--",
-        ]
-        .iter()
-        .any(|op| after.starts_with(op));
-        let address = before.ends_with('&') && !before.ends_with("&&");
-        if compound || address || before.ends_with("++") || before.ends_with("--") {
-            return None;
-        }
-        if !after.starts_with('=') || after.starts_with("==") {
-            continue;
-        }
+        let after = text[k + name.len()..].trim_start();
         let (start, conds, cond_at) = stmt_of(base + k)?;
         if start != base + k {
             return None;
@@ -1649,26 +1631,60 @@ fn written_after_declaration(body: &str, name: &str, from: usize) -> bool {
 
 /// Does `body` write `name` past `from`, its address taken counting as a write or not?
 fn writes_after(body: &str, name: &str, from: usize, address_writes: bool) -> bool {
+    uses(body, name, from).any(|(_, u)| match u {
+        Use::Read => false,
+        Use::Assign | Use::Compound => true,
+        Use::Address => address_writes,
+    })
+}
+
+/// How a statement uses a local.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Use {
+    Read,
+    /// `name = ...`
+    Assign,
+    /// `name += ...`, `++name`, `name--`
+    Compound,
+    /// `&name`
+    Address,
+}
+
+/// Each use of the local `name` in `body` past `from` (not a member of the same name,
+/// not part of a longer word): its offset and how it is used.
+fn uses<'t>(body: &'t str, name: &'t str, from: usize) -> impl Iterator<Item = (usize, Use)> + 't {
     let b = body.as_bytes();
     let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    body[from..].match_indices(name).any(|(k, _)| {
+    body[from..].match_indices(name).filter_map(move |(k, _)| {
         let k = from + k;
         let end = k + name.len();
         if (k > 0 && word(b[k - 1])) || b.get(end).is_some_and(|&c| word(c)) {
-            return false;
+            return None;
         }
         let before = body[..k].trim_end();
         let after = body[end..].trim_start();
-        let assigns = after.starts_with('=') && !after.starts_with("==");
+        if before.ends_with('.') || before.ends_with("->") || before.ends_with("::") {
+            return None;
+        }
         let compound = [
             "+=", "-=", "*=", "/=", "%=", "|=", "&=", "^=", "<<=", ">>=", "++", "--",
         ]
         .iter()
-        .any(|op| after.starts_with(op));
-        let member = before.ends_with('.') || before.ends_with("->") || before.ends_with("::");
-        let address = before.ends_with('&') && !before.ends_with("&&");
-        let pre = before.ends_with("++") || before.ends_with("--");
-        !member && (assigns || compound || (address && address_writes) || pre)
+        .any(|op| after.starts_with(op))
+            || before.ends_with("++")
+            || before.ends_with("--");
+        Some((
+            k,
+            if compound {
+                Use::Compound
+            } else if after.starts_with('=') && !after.starts_with("==") {
+                Use::Assign
+            } else if before.ends_with('&') && !before.ends_with("&&") {
+                Use::Address
+            } else {
+                Use::Read
+            },
+        ))
     })
 }
 
