@@ -102,18 +102,30 @@ fn fixture_scal_launch_checks_and_bounds() {
         31,
     );
     assert_eq!(c.values["condition"], "!handle");
-    // rocfx_scal_kernels.hpp:68-69: quick return when n <= 0 || batch_count <= 0; the
-    // non-batched `_impl` passes batch_count = 1 (rocfx_scal_imp.hpp:41), so for
-    // rocfx_sscal only `n <= 0` is left.
+    // rocfx_scal_kernels.hpp:68-69: quick return when n <= 0 || batch_count <= 0. The
+    // non-batched `_impl` passes batch_count = 1 (rocfx_scal_imp.hpp:41) and has already
+    // returned for `n <= 0` (rocfx_scal_imp.hpp:36-37), so rocfx_sscal never takes it.
+    let at_68 = |f: &ApiFacts| {
+        f.facts.iter().any(|x| {
+            x.kind == FactKind::QuickReturn
+                && x.file.ends_with("blas1/rocfx_scal_kernels.hpp")
+                && x.line == 68
+        })
+    };
+    assert!(!at_68(&f), "{:#?}", f.facts);
+    assert!(f.excluded.is_empty());
+    // The batched `_impl` returns for the same test first (rocfx_scal_batched_imp.hpp:36),
+    // and that return is the batched form's quick return.
+    let batched = facts(p.path(), "rocfx", "rocfx_sscal_batched");
+    assert!(!at_68(&batched), "{:#?}", batched.facts);
     let q = find(
-        &f,
+        &batched,
         FactKind::QuickReturn,
         "rocfx_status_success",
-        "blas1/rocfx_scal_kernels.hpp",
-        68,
+        "blas1/rocfx_scal_batched_imp.hpp",
+        36,
     );
-    assert_eq!(q.values["condition"], "n <= 0");
-    assert!(f.excluded.is_empty());
+    assert_eq!(q.values["condition"], "n <= 0 || batch_count <= 0");
 }
 
 #[test]

@@ -33,6 +33,9 @@ pub struct Binder<'a> {
     locals: RefCell<HashMap<usize, Rc<Vec<Local>>>>,
     /// Per node: its parameters as the outermost caller passing them names them.
     renames: RefCell<HashMap<usize, Rc<BTreeMap<String, String>>>>,
+    /// What each argument check's status test rules out, by caller and the offset of
+    /// the `return` that follows it.
+    checked: RefCell<HashMap<(usize, usize), Rc<Held>>>,
 }
 
 /// A constant or type alias a body declares: where its declaration ends, its name,
@@ -59,6 +62,9 @@ type SitesKey = (DefId, String, bool);
 /// A definition: `(lib, file, name, line)`.
 type DefId = (String, String, String, u32);
 
+/// Conditions that hold at a point, as written.
+type Held = Vec<String>;
+
 fn def_id(n: &crate::model::GraphNode) -> DefId {
     (n.lib.clone(), n.file.clone(), n.name.clone(), n.line)
 }
@@ -80,6 +86,7 @@ impl<'a> Binder<'a> {
             memo: RefCell::new(HashMap::new()),
             locals: RefCell::new(HashMap::new()),
             renames: RefCell::new(HashMap::new()),
+            checked: RefCell::new(HashMap::new()),
         }
     }
 
@@ -298,6 +305,101 @@ impl<'a> Binder<'a> {
             })
     }
 
+    /// What an argument check called before offset `at` of caller `c` rules out past
+    /// the `if(status != rocblas_status_continue) return status;` that follows it: the
+    /// condition of each of its returns of another status, negated, in the caller's
+    /// names (rocblas_hbmv_imp.hpp:115-118 calls `rocblas_hbmv_arg_check`, which
+    /// returns for `!n || !batch_count`, so the launcher's own test never fires).
+    fn checked_before(&self, c: usize, ct: &Text, cb: &Body, at: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        for (ret, own) in cb.returns_before(&ct.s, at) {
+            let [cond] = own else {
+                continue;
+            };
+            let hit = self.checked.borrow().get(&(c, ret.start)).cloned();
+            let found = hit.unwrap_or_else(|| {
+                let found = Rc::new(self.status_test(c, ct, cb, ret.start, cond));
+                self.checked
+                    .borrow_mut()
+                    .insert((c, ret.start), found.clone());
+                found
+            });
+            out.extend(found.iter().cloned());
+        }
+        out
+    }
+
+    /// What `if(cond) return ...;` at offset `ret` of caller `c` rules out, where
+    /// `cond` is `v != rocblas_status_continue` and `v` holds what a check returned.
+    fn status_test(&self, c: usize, ct: &Text, cb: &Body, ret: usize, cond: &str) -> Vec<String> {
+        static STATUS: OnceLock<Regex> = OnceLock::new();
+        let status = STATUS.get_or_init(|| {
+            Regex::new(r"^([A-Za-z_]\w*) != rocblas_status_continue$").expect("static regex")
+        });
+        static ASSIGN: OnceLock<Regex> = OnceLock::new();
+        let assign = ASSIGN.get_or_init(|| {
+            Regex::new(r"\b([A-Za-z_]\w*)\s*=\s*([A-Za-z_][\w:]*)\s*(?:<[^;(]*>)?\s*\(")
+                .expect("static regex")
+        });
+        let Some(v) = status.captures(cond).map(|m| m[1].to_string()) else {
+            return Vec::new();
+        };
+        // The call whose status `v` holds: `v = f<...>(args);`, the last before the
+        // return.
+        let Some(m) =
+            ct.s.get(cb.open..ret)
+                .and_then(|before| assign.captures_iter(before).filter(|m| m[1] == v).last())
+        else {
+            return Vec::new();
+        };
+        let (Some(whole), Some(name)) = (m.get(0), m.get(2)) else {
+            return Vec::new();
+        };
+        let open = cb.open + whole.end() - 1;
+        let Some(close) = matching_paren(&ct.s, open) else {
+            return Vec::new();
+        };
+        let args = split_args(&ct.s[open + 1..close], false);
+        let f = name.as_str().rsplit("::").next().unwrap_or_default();
+        // Of several overloads, what every one rules out.
+        let mut out: Option<Vec<String>> = None;
+        for j in self
+            .g
+            .edges
+            .iter()
+            .filter(|e| e.from == c && self.g.nodes[e.to].name == f)
+            .map(|e| e.to)
+            .collect::<BTreeSet<_>>()
+        {
+            let m = &self.g.nodes[j];
+            let Some((ft, fb)) = self.code.body(m) else {
+                continue;
+            };
+            let Some(head) = self.head_of(m, &ft, &fb) else {
+                continue;
+            };
+            // A name or a number: what the test reads is what was passed.
+            let names: BTreeMap<&str, &str> = head
+                .params
+                .iter()
+                .zip(&args)
+                .filter_map(|((_, p), a)| {
+                    let a = a.trim();
+                    a.bytes().all(is_ident).then_some((p.as_str(), a))
+                })
+                .collect();
+            let mine: Vec<String> = status_returns(&ft, &fb)
+                .iter()
+                .filter_map(|c| renamed(&format!("not ({c})"), &names))
+                .collect();
+            out = Some(match out {
+                None => mine,
+                Some(o) => o.into_iter().filter(|c| mine.contains(c)).collect(),
+            });
+        }
+        out.unwrap_or_default()
+    }
+
     /// The sites in `caller` (text `ct`, body `cb`) that call or launch `n`.
     fn sites(
         &self,
@@ -429,6 +531,7 @@ impl<'a> Binder<'a> {
             }
             let chead = self.head_of(caller, &ct, &cb);
             let aliases = self.pointer_aliases(&ct, &cb);
+            let caller_copies = copies(&ct, &cb);
             let sites = self.sites(caller, n, &ct, &cb);
             if sites.is_empty() {
                 agreed = Some(BTreeMap::new());
@@ -499,13 +602,26 @@ impl<'a> Binder<'a> {
                 reached = true;
                 // What every path to the call has passed holds in the callee, in its
                 // own names.
-                let names: BTreeMap<&str, &str> = own
+                let mut names: BTreeMap<&str, &str> = own
                     .params
                     .iter()
                     .zip(&s.args)
                     .filter_map(|((_, p), a)| Some((root_name(a)?, p.as_str())))
                     .collect();
-                for c in held_at(&ct, &cb, s.at, &cenv).iter().take(24) {
+                let mut held = held_at(&ct, &cb, s.at, &cenv);
+                held.extend(self.checked_before(c, &ct, &cb, s.at));
+                let caller_params: Vec<(String, String)> = chead
+                    .as_deref()
+                    .map(|h| h.params.clone())
+                    .unwrap_or_default();
+                for (local, p) in names.clone() {
+                    if let Some(from) =
+                        copied_from(&ct, &caller_copies, s.at, local, &caller_params, &held)
+                    {
+                        names.entry(from).or_insert(p);
+                    }
+                }
+                for c in held.iter().take(32) {
                     if let Some(r) = renamed(c, &names) {
                         got.insert(format!("{HOLDS}{r}"), Value::Bool(true));
                     }
@@ -564,6 +680,18 @@ fn agree(
             let list: Vec<String> = all.iter().map(i64::to_string).collect();
             out.insert(format!("{ONE_OF}{name}"), Value::Type(list.join(",")));
         }
+    }
+    // What each site's held conditions say of a name's range, joined: the 64-bit
+    // launcher's direct call passes `n_64 > 0`, its chunk loop `n >= 1`.
+    let held = |m: &BTreeMap<String, Value>| -> Vec<String> {
+        m.keys()
+            .filter_map(|k| k.strip_prefix(HOLDS))
+            .map(str::to_string)
+            .collect()
+    };
+    for c in super::eval::bounds_either(&held(&a), &held(&got)) {
+        out.entry(format!("{HOLDS}{c}"))
+            .or_insert(Value::Bool(true));
     }
     out
 }
@@ -1093,12 +1221,174 @@ fn held_at(t: &Text, b: &Body, at: usize, cenv: &Env) -> Vec<String> {
             }
         }
     }
+    out.extend(chunk_sizes(t, b, at));
     out.extend(
         cenv.values
             .keys()
             .filter_map(|k| k.strip_prefix(HOLDS))
             .map(str::to_string),
     );
+    out
+}
+
+/// The conditions under which a check function returns a status other than
+/// `rocblas_status_continue`, in order, up to the first return that may be
+/// `continue` under a condition (past it, a test is reached only on some paths).
+fn status_returns(t: &Text, b: &Body) -> Vec<String> {
+    let mut out = Vec::new();
+    for (ret, conds) in b.returns_before(&t.s, b.close) {
+        let value = t.s[ret.start..ret.end]
+            .trim()
+            .trim_start_matches("return")
+            .trim()
+            .trim_end_matches(';')
+            .trim();
+        let plain = conds.iter().all(|c| {
+            !(c.starts_with("loop:")
+                || c.starts_with("switch (")
+                || c.starts_with("case ")
+                || c == "default"
+                || c.starts_with("constexpr "))
+        });
+        let literal = value.starts_with("rocblas_status_") && value.bytes().all(is_ident);
+        if !literal || value == "rocblas_status_continue" || !plain || conds.is_empty() {
+            break;
+        }
+        let parts: Vec<String> = conds
+            .iter()
+            .map(|c| {
+                if conds.len() > 1 && c.contains("||") {
+                    format!("({c})")
+                } else {
+                    c.clone()
+                }
+            })
+            .collect();
+        out.push(parts.join(" && "));
+    }
+    out
+}
+
+/// The offset of the `)` closing the `(` at `open`.
+fn matching_paren(s: &str, open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (k, c) in s.get(open..)?.bytes().enumerate() {
+        match c {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The caller parameter `p` a local is a copy of (`int32_t n = n_64;`), where neither
+/// is written again before offset `at`: what holds of `p` holds of the local. A copy
+/// into a narrower type is one only where something at `at` bounds `p` from above.
+fn copied_from<'t>(
+    t: &'t Text,
+    copies: &[Copy],
+    at: usize,
+    local: &str,
+    caller_params: &[(String, String)],
+    held: &[String],
+) -> Option<&'t str> {
+    let copy = copies.iter().rfind(|c| c.local == local && c.end <= at)?;
+    let from = t.s.get(copy.from.clone())?;
+    let (pty, _) = caller_params.iter().find(|(_, n)| n == from)?;
+    let same_type = pty.split_whitespace().last() == Some(copy.ty.as_str());
+    let bounded = held
+        .iter()
+        .any(|h| h.contains(&format!("{from} <")) || h.contains(&format!("not ({from} >")));
+    let unwritten = |n: &str| !written_after_declaration(&t.s[..at], n, copy.end);
+    ((same_type || bounded) && unwritten(local) && unwritten(from)).then_some(from)
+}
+
+/// A declaration `ty local = from;` in a body.
+struct Copy {
+    ty: String,
+    local: String,
+    from: std::ops::Range<usize>,
+    end: usize,
+}
+
+/// The declarations in body `b` that copy a name.
+fn copies(t: &Text, b: &Body) -> Vec<Copy> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"(?:^|[;{}])\s*(?:const\s+)?([\w:]+)\s+([A-Za-z_]\w*)\s*=\s*([A-Za-z_]\w*)\s*;")
+            .expect("static regex")
+    });
+    let found: Vec<Copy> = re
+        .captures_iter(&t.s[b.open..b.close])
+        .filter_map(|m| {
+            let from = m.get(3)?;
+            Some(Copy {
+                ty: m[1].to_string(),
+                local: m[2].to_string(),
+                from: b.open + from.start()..b.open + from.end(),
+                end: b.open + m.get(0)?.end(),
+            })
+        })
+        .collect();
+    found
+}
+
+/// `v >= 1` for each local `v = std::min(x - i, K)` (cast or not) set inside a loop
+/// `for(i = ...; i < x; i += K)` around offset `at`: the loop runs only while `i < x`,
+/// and it ends only if `K` is positive. This is how the 64-bit launchers cut a
+/// problem into chunks for the 32-bit ones (rocblas_dot_kernels_64.cpp:97-110).
+fn chunk_sizes(t: &Text, b: &Body, at: usize) -> Vec<String> {
+    static HEAD: OnceLock<Regex> = OnceLock::new();
+    let head = HEAD.get_or_init(|| {
+        Regex::new(r"^loop: for \([^;]*;\s*(\w+)\s*<\s*(\w+)\s*;([^;]*)\)$").expect("static regex")
+    });
+    static MIN: OnceLock<Regex> = OnceLock::new();
+    let min = MIN.get_or_init(|| {
+        Regex::new(
+            r"^(?:[\w:]+\s+)+(\w+)\s*=\s*(?:[\w:]+\s*\(\s*)?std::min\s*\(\s*(\w+)\s*-\s*(\w+)\s*,\s*([\w:]+)\s*\)\s*\)?\s*;$",
+        )
+        .expect("static regex")
+    });
+    let (conds, _) = b.conds_at(at);
+    let mut out = Vec::new();
+    for c in &conds {
+        let Some(h) = head.captures(c) else {
+            continue;
+        };
+        let (i, x) = (&h[1], &h[2]);
+        let steps: Vec<String> = h[3]
+            .split(',')
+            .filter_map(|inc| {
+                let (var, k) = inc.split_once("+=")?;
+                (var.trim() == i).then(|| k.trim().to_string())
+            })
+            .collect();
+        for st in b
+            .stmts
+            .iter()
+            .filter(|st| st.end <= at && st.conds.contains(c))
+        {
+            let Some(m) =
+                t.s.get(st.start..st.end)
+                    .and_then(|s| min.captures(s.trim()))
+            else {
+                continue;
+            };
+            if &m[2] == x
+                && &m[3] == i
+                && steps.iter().any(|k| *k == m[4])
+                && !written_after_declaration(&t.s[..at], &m[1], st.end)
+            {
+                out.push(format!("{} >= 1", &m[1]));
+            }
+        }
+    }
     out
 }
 
@@ -1788,6 +2078,75 @@ mod tests {
     }
 
     #[test]
+    fn a_chunk_a_loop_cuts_off_what_is_left_is_never_empty() {
+        // rocblas_dot_kernels_64.cpp:94-110, cut down.
+        let src = "rocblas_status f(int64_t n_64, int64_t batch_count_64) {\n for(int64_t b_base = 0; b_base < batch_count_64; b_base += c_i64_grid_YZ_chunk)\n {\n int32_t batch_count = int32_t(std::min(batch_count_64 - b_base, c_i64_grid_YZ_chunk));\n for(int64_t n_base = 0, pass = 0; n_base < n_64; n_base += c_i64_grid_X_chunk, pass++)\n {\n int32_t n = int32_t(std::min(n_64 - n_base, c_i64_grid_X_chunk));\n int32_t m = int32_t(std::min(n_64 - n_base, other));\n rocblas_status status = launcher(n, batch_count, m);\n }\n }\n return rocblas_status_success;\n}\n";
+        let t = Text::new(src.to_string());
+        let b = Scanner::new(src).function("f", 0, src.len()).unwrap();
+        let at = src.find("launcher(").unwrap();
+        assert_eq!(chunk_sizes(&t, &b, at), ["batch_count >= 1", "n >= 1"]);
+    }
+
+    #[test]
+    fn a_copy_of_a_parameter_is_held_to_what_the_parameter_is() {
+        // rocblas_dot_kernels_64.cpp:253-290, cut down: the single-block branch copies
+        // `n_64` into a 32-bit `n`, under a test that bounds `n_64` from above.
+        let src = "rocblas_status f(int64_t n_64, int64_t m_64) {\n if(n_64 > threshold)\n return rocblas_status_success;\n int32_t n = n_64;\n int32_t m = m_64;\n int64_t k = m_64;\n int64_t j = m_64;\n j = 2;\n return launcher(n, m, k, j);\n}\n";
+        let t = Text::new(src.to_string());
+        let b = Scanner::new(src).function("f", 0, src.len()).unwrap();
+        let at = src.find("launcher(").unwrap();
+        let params = [
+            ("int64_t".to_string(), "n_64".to_string()),
+            ("int64_t".to_string(), "m_64".to_string()),
+        ];
+        let held = held_at(&t, &b, at, &Env::default());
+        let copies = copies(&t, &b);
+        let from = |local| copied_from(&t, &copies, at, local, &params, &held);
+        assert_eq!(from("n"), Some("n_64"));
+        // Narrowed with nothing bounding it: not the same value.
+        assert_eq!(from("m"), None);
+        assert_eq!(from("k"), Some("m_64"));
+        // Written again before the call.
+        assert_eq!(from("j"), None);
+    }
+
+    #[test]
+    fn a_check_function_rules_out_what_it_returns_another_status_for() {
+        // rocblas_hbmv.hpp:48-72, cut down.
+        let src = "template <typename API_INT>\nrocblas_status check(rocblas_handle handle, API_INT n, API_INT batch_count, const float* alpha) {\n if(n < 0 || batch_count < 0)\n return rocblas_status_invalid_size;\n if(!n || !batch_count)\n return rocblas_status_success;\n if(handle->pointer_mode == rocblas_pointer_mode_host)\n {\n if(*alpha == 0)\n return rocblas_status_success;\n }\n if(n > 8)\n return rocblas_status_continue;\n if(!alpha)\n return rocblas_status_invalid_pointer;\n return rocblas_status_continue;\n}\n";
+        let t = Text::new(src.to_string());
+        let b = Scanner::new(src).function("check", 0, src.len()).unwrap();
+        // Past a `continue` under a condition, a return is reached only on some paths.
+        assert_eq!(
+            status_returns(&t, &b),
+            [
+                "n < 0 || batch_count < 0",
+                "!n || !batch_count",
+                "handle->pointer_mode == rocblas_pointer_mode_host && *alpha == 0"
+            ]
+        );
+        // What the caller passes `1` for reads as that number.
+        let names: BTreeMap<&str, &str> = [
+            ("handle", "handle"),
+            ("n", "m"),
+            ("batch_count", "1"),
+            ("alpha", "alpha"),
+        ]
+        .into();
+        let held = renamed("not (!n || !batch_count)", &names).unwrap();
+        assert_eq!(held, "not (!m || !1)");
+        let env = Env {
+            values: [(format!("{HOLDS}{held}"), Value::Bool(true))].into(),
+            ..Env::default()
+        };
+        assert_eq!(condition("!m", &env), Truth::False);
+        assert_eq!(
+            condition("m == 0 || batch_count == 0", &env),
+            Truth::Open("batch_count == 0".into())
+        );
+    }
+
+    #[test]
     fn what_every_path_to_a_call_has_passed_holds_in_the_callee() {
         // rocblas_dot_kernels_64.cpp:54-79, cut down: the quick return comes first, so
         // the 32-bit launcher it calls never sees `n <= 0 || batch_count == 0`.
@@ -1841,7 +2200,9 @@ mod tests {
             condition("not (n <= 0 || batch_count == 0)", &callee),
             Truth::True
         );
-        assert!(matches!(condition("n <= 0", &callee), Truth::Open(_)));
+        // Each part of a disjunction ruled out is ruled out on its own.
+        assert_eq!(condition("n <= 0", &callee), Truth::False);
+        assert!(matches!(condition("n <= 5", &callee), Truth::Open(_)));
     }
 
     #[test]

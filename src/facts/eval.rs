@@ -106,6 +106,269 @@ fn held(c: &str, env: &Env) -> Option<bool> {
     (balanced == Some(0) && env.values.contains_key(&format!("{HOLDS}{inner}"))).then_some(false)
 }
 
+/// What the conditions every path into a function has passed say of one name's
+/// integer value: at least `lo`, at most `hi`, none of `ne` (`not (n <= 0)` gives
+/// `n >= 1`, so a later `n == 0` is false).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+struct Bound {
+    lo: Option<i64>,
+    hi: Option<i64>,
+    ne: BTreeSet<i64>,
+    /// The only values it can have (`trans` after rocblas_syr2k_her2k.hpp:176 lets
+    /// only `none` and `conjugate_transpose` through).
+    one_of: Option<BTreeSet<i64>>,
+}
+
+impl Bound {
+    /// `name op k` where this bound is all that is known of `name`.
+    fn decides(&self, op: &str, k: i64) -> Option<bool> {
+        let below = |v: i64| self.hi.is_some_and(|h| h < v); // every value is below v
+        let above = |v: i64| self.lo.is_some_and(|l| l > v);
+        let outside = below(k)
+            || above(k)
+            || self.ne.contains(&k)
+            || self.one_of.as_ref().is_some_and(|set| !set.contains(&k));
+        let only = self
+            .one_of
+            .as_ref()
+            .is_some_and(|set| set.len() == 1 && set.contains(&k));
+        Some(match op {
+            "==" if only => true,
+            "!=" if only => false,
+            "==" if outside => false,
+            "!=" if outside => true,
+            "<" if below(k) => true,
+            "<" if self.lo.is_some_and(|l| l >= k) => false,
+            "<=" if self.hi.is_some_and(|h| h <= k) => true,
+            "<=" if above(k) => false,
+            ">" if above(k) => true,
+            ">" if self.hi.is_some_and(|h| h <= k) => false,
+            ">=" if self.lo.is_some_and(|l| l >= k) => true,
+            ">=" if below(k) => false,
+            _ => return None,
+        })
+    }
+
+    /// Keeps only the values of `set` among those it may have.
+    fn only(&mut self, set: BTreeSet<i64>) {
+        self.one_of = Some(match self.one_of.take() {
+            Some(old) => old.intersection(&set).copied().collect(),
+            None => set,
+        });
+    }
+
+    fn add(&mut self, op: &str, k: i64) {
+        let (lo, hi) = match op {
+            "==" => {
+                self.only(BTreeSet::from([k]));
+                (Some(k), Some(k))
+            }
+            "!=" => {
+                self.ne.insert(k);
+                (None, None)
+            }
+            "<" => (None, k.checked_sub(1)),
+            "<=" => (None, Some(k)),
+            ">" => (k.checked_add(1), None),
+            _ => (Some(k), None),
+        };
+        if let Some(l) = lo {
+            self.lo = Some(self.lo.map_or(l, |o| o.max(l)));
+        }
+        if let Some(h) = hi {
+            self.hi = Some(self.hi.map_or(h, |o| o.min(h)));
+        }
+    }
+}
+
+/// The bounds the held conditions of `env` put on names. The same environment is
+/// asked about many conditions in a row, so the last result is kept.
+fn bounds(env: &Env) -> std::rc::Rc<BTreeMap<String, Bound>> {
+    type Last = Option<(Vec<String>, std::rc::Rc<BTreeMap<String, Bound>>)>;
+    thread_local! {
+        static LAST: std::cell::RefCell<Last> = const { std::cell::RefCell::new(None) };
+    }
+    let held: Vec<&str> = env
+        .values
+        .range(HOLDS.to_string().."\"".to_string())
+        .map(|(k, _)| &k[HOLDS.len()..])
+        .collect();
+    if let Some(hit) = LAST.with(|l| {
+        l.borrow()
+            .as_ref()
+            .filter(|(keys, _)| keys.iter().map(String::as_str).eq(held.iter().copied()))
+            .map(|(_, b)| b.clone())
+    }) {
+        return hit;
+    }
+    let out = std::rc::Rc::new(read_bounds(held.iter().copied()));
+    LAST.with(|l| {
+        *l.borrow_mut() = Some((held.iter().map(|s| s.to_string()).collect(), out.clone()))
+    });
+    out
+}
+
+/// The bounds that hold wherever either list of held conditions does, written as
+/// conditions (`n >= 1`, `batch_count != 0`).
+pub fn bounds_either(a: &[String], b: &[String]) -> Vec<String> {
+    let (x, y) = (
+        read_bounds(a.iter().map(String::as_str)),
+        read_bounds(b.iter().map(String::as_str)),
+    );
+    let mut out = Vec::new();
+    for (name, p) in &x {
+        let Some(q) = y.get(name) else {
+            continue;
+        };
+        if let (Some(l), Some(m)) = (p.lo, q.lo) {
+            out.push(format!("{name} >= {}", l.min(m)));
+        }
+        if let (Some(h), Some(m)) = (p.hi, q.hi) {
+            out.push(format!("{name} <= {}", h.max(m)));
+        }
+        if let (Some(s), Some(t)) = (&p.one_of, &q.one_of) {
+            let both: Vec<String> = s.union(t).map(|k| format!("{name} == {k}")).collect();
+            if !both.is_empty() {
+                out.push(both.join(" || "));
+            }
+        }
+        for k in p.ne.union(&q.ne) {
+            if p.decides("!=", *k) == Some(true) && q.decides("!=", *k) == Some(true) {
+                out.push(format!("{name} != {k}"));
+            }
+        }
+    }
+    out
+}
+
+/// What conditions that all hold say of names' values.
+fn read_bounds<'c>(held: impl Iterator<Item = &'c str>) -> BTreeMap<String, Bound> {
+    let mut out: BTreeMap<String, Bound> = BTreeMap::new();
+    for c in held {
+        let mut sets: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
+        for (name, op, k) in comparisons(c, true) {
+            if op == "in" {
+                sets.entry(name).or_default().insert(k);
+            } else {
+                out.entry(name).or_default().add(op, k);
+            }
+        }
+        for (name, set) in sets {
+            out.entry(name).or_default().only(set);
+        }
+    }
+    out
+}
+
+/// The comparisons of a name with a number that a condition, true (`holds`) or false,
+/// makes certain: each part of a conjunction that holds, each part of a disjunction
+/// that does not.
+fn comparisons(c: &str, holds: bool) -> Vec<(String, &'static str, i64)> {
+    let c = c.trim();
+    let whole = |inner: &str| {
+        inner.chars().try_fold(0i32, |d, ch| {
+            let d = d + i32::from(ch == '(') - i32::from(ch == ')');
+            (d >= 0).then_some(d)
+        }) == Some(0)
+    };
+    if let Some(inner) = c.strip_prefix("not (").and_then(|r| r.strip_suffix(')')) {
+        if whole(inner) {
+            return comparisons(inner, !holds);
+        }
+    }
+    if let Some(inner) = c.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        if whole(inner) {
+            return comparisons(inner, holds);
+        }
+    }
+    for (op, splits_when) in [("||", false), ("&&", true)] {
+        let parts = split_top(c, op);
+        if parts.len() > 1 {
+            if holds == splits_when {
+                return parts.iter().flat_map(|p| comparisons(p, holds)).collect();
+            }
+            // One of several equalities of one name holds: its value is one of theirs
+            // (`not (trans != none && trans != conjugate_transpose)`).
+            let mut name = None;
+            let mut set = Vec::new();
+            for p in &parts {
+                match comparisons(p, holds).as_slice() {
+                    [(n, "==", k)] if name.as_ref().is_none_or(|m| m == n) => {
+                        name = Some(n.clone());
+                        set.push(*k);
+                    }
+                    _ => return Vec::new(),
+                }
+            }
+            return match name {
+                Some(n) => set.into_iter().map(|k| (n.clone(), "in", k)).collect(),
+                None => Vec::new(),
+            };
+        }
+    }
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"^([A-Za-z_]\w*(?:->\w+)?)\s*(==|!=|<=|>=|<|>)\s*(-?\d+|[A-Za-z_]\w*)$")
+            .expect("static regex")
+    });
+    // `!x` is `x == 0`; a bare name, `x != 0`.
+    if let Some(name) = c.strip_prefix('!').map(str::trim) {
+        if is_name(name) {
+            return vec![(name.to_string(), if holds { "==" } else { "!=" }, 0)];
+        }
+    }
+    if is_name(c) && !matches!(c, "true" | "false" | "nullptr") {
+        return vec![(c.to_string(), if holds { "!=" } else { "==" }, 0)];
+    }
+    let Some(m) = re.captures(c) else {
+        return Vec::new();
+    };
+    let Some(k) = m[3].parse::<i64>().ok().or_else(|| enumerator(&m[3])) else {
+        return Vec::new();
+    };
+    let op: &'static str = match (&m[2], holds) {
+        ("==", true) | ("!=", false) => "==",
+        ("!=", true) | ("==", false) => "!=",
+        ("<", true) | (">=", false) => "<",
+        ("<=", true) | (">", false) => "<=",
+        (">", true) | ("<=", false) => ">",
+        _ => ">=",
+    };
+    vec![(m[1].to_string(), op, k)]
+}
+
+/// A name, or a member of one (`handle->mode`).
+fn is_name(s: &str) -> bool {
+    s.split("->").all(|p| {
+        p.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && p.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+    })
+}
+
+/// `c` cut at each `op` outside brackets.
+fn split_top<'c>(c: &'c str, op: &str) -> Vec<&'c str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut from) = (0i32, 0);
+    let b = c.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            _ if depth == 0 && c[i..].starts_with(op) => {
+                parts.push(&c[from..i]);
+                i += op.len();
+                from = i;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    parts.push(&c[from..]);
+    parts
+}
+
 /// Is `name` an enumerator of an enum the headers define?
 pub fn is_enumerator(name: &str) -> bool {
     enumerator(name).is_some()
@@ -130,7 +393,7 @@ fn evaluate(expr: &str, env: &Env) -> Option<(Node, bool)> {
     // The same conditions are read again for every API of a family and every call
     // site: a result depends only on the text and on what the environment says of
     // the words in it, so it is kept under those.
-    type Key = (String, Vec<(Option<Value>, bool)>);
+    type Key = (String, Vec<(Option<Value>, bool, Option<Bound>)>);
     thread_local! {
         static MEMO: std::cell::RefCell<std::collections::HashMap<Key, Option<(Node, bool)>>> =
             Default::default();
@@ -161,6 +424,7 @@ fn evaluate(expr: &str, env: &Env) -> Option<(Node, bool)> {
         .range(ONE_OF.to_string().."@".to_string())
         .next()
         .is_some();
+    let bounds = bounds(env);
     let key: Key = (
         expr.to_string(),
         seen.iter()
@@ -169,14 +433,14 @@ fn evaluate(expr: &str, env: &Env) -> Option<(Node, bool)> {
                     sets.then(|| env.values.get(&format!("{ONE_OF}{w}")))
                         .flatten()
                 });
-                (v.cloned(), env.params.contains(*w))
+                (v.cloned(), env.params.contains(*w), bounds.get(*w).cloned())
             })
             .collect(),
     );
     if let Some(hit) = MEMO.with(|m| m.borrow().get(&key).cloned()) {
         return hit;
     }
-    let out = evaluate_uncached(expr, env);
+    let out = evaluate_uncached(expr, env, &bounds);
     MEMO.with(|m| {
         let mut m = m.borrow_mut();
         if m.len() > 1 << 18 {
@@ -187,7 +451,11 @@ fn evaluate(expr: &str, env: &Env) -> Option<(Node, bool)> {
     out
 }
 
-fn evaluate_uncached(expr: &str, env: &Env) -> Option<(Node, bool)> {
+fn evaluate_uncached(
+    expr: &str,
+    env: &Env,
+    bounds: &BTreeMap<String, Bound>,
+) -> Option<(Node, bool)> {
     let (toks, spans) = lex(expr);
     let mut p = Parser {
         t: &toks,
@@ -195,6 +463,7 @@ fn evaluate_uncached(expr: &str, env: &Env) -> Option<(Node, bool)> {
         src: expr,
         i: 0,
         env,
+        bounds,
         touched: false,
     };
     let n = p.ternary();
@@ -360,6 +629,8 @@ struct Parser<'a> {
     src: &'a str,
     i: usize,
     env: &'a Env,
+    /// What the held conditions say of names' values.
+    bounds: &'a BTreeMap<String, Bound>,
     /// Whether anything was decided: if not, what stays open is the text as written.
     touched: bool,
 }
@@ -416,10 +687,39 @@ impl<'a> Parser<'a> {
                     Some(v) => Node::Int(v),
                     None => Node::Open(self.text(start, self.i), true),
                 },
-                _ => Node::Open(self.text(start, self.i), true),
+                _ => match self.bounded(&l, op, &r) {
+                    Some(b) => Node::Bool(b),
+                    None => Node::Open(self.text(start, self.i), true),
+                },
             };
         }
         l
+    }
+
+    /// `name op K` (or `K op name`) decided by the bounds the held conditions put on
+    /// `name`.
+    fn bounded(&mut self, l: &Node, op: &str, r: &Node) -> Option<bool> {
+        if self.bounds.is_empty() {
+            return None;
+        }
+        let flipped = |op: &str| {
+            match op {
+                "<" => ">",
+                "<=" => ">=",
+                ">" => "<",
+                ">=" => "<=",
+                o => o,
+            }
+            .to_string()
+        };
+        let (name, op, k) = match (l, r) {
+            (Node::Open(t, _), Node::Int(k)) => (t, op.to_string(), *k),
+            (Node::Int(k), Node::Open(t, _)) => (t, flipped(op), *k),
+            _ => return None,
+        };
+        let got = self.bounds.get(name.trim())?.decides(&op, k)?;
+        self.touched = true;
+        Some(got)
     }
 
     /// `c ? a : b`: the arm `c` picks, where `c` is decided.
@@ -510,7 +810,9 @@ impl<'a> Parser<'a> {
             let r = self.relation();
             let equal = match (l.num(), r.num()) {
                 (Some(a), Some(b)) => Some(a == b),
-                _ => self.one_of_equal(&l, &r),
+                _ => self
+                    .one_of_equal(&l, &r)
+                    .or_else(|| self.bounded(&l, "==", &r)),
             };
             l = match equal {
                 Some(e) => Node::Bool((op == "==") == e),
@@ -589,6 +891,9 @@ impl<'a> Parser<'a> {
                 self.i += 1;
             }
             let inner = self.unary();
+            if let Some(nonzero) = self.bounded(&inner, "!=", &Node::Int(0)) {
+                return Node::Bool(!nonzero);
+            }
             return match inner {
                 Node::Open(t, paren) => {
                     let t = if paren { format!("({t})") } else { t };
@@ -1154,6 +1459,69 @@ mod tests {
         env.values
             .insert(format!("{ONE_OF}transA"), Value::Type("112".into()));
         assert_eq!(condition("112 == transA", &env), Truth::True);
+    }
+
+    #[test]
+    fn what_held_conditions_bound_decides_other_comparisons_of_the_same_name() {
+        // rocblas_dot_strided_batched_ex_imp.hpp:147-150 return for `batch_count <= 0`
+        // and `n <= 0` before the 64-bit launcher tests `n_64 <= 0 || batch_count_64 == 0`
+        // (rocblas_dot_kernels_64.cpp:54).
+        let env = env(
+            &[
+                ("!not (batch_count_64 <= 0)", Value::Bool(true)),
+                ("!not (n_64 <= 0)", Value::Bool(true)),
+            ],
+            &[],
+        );
+        assert_eq!(
+            condition("n_64 <= 0 || batch_count_64 == 0", &env),
+            Truth::False
+        );
+        assert_eq!(condition("0 < batch_count_64", &env), Truth::True);
+        assert_eq!(
+            condition("n_64 >= 1 && incx > 0", &env),
+            Truth::Open("incx > 0".into())
+        );
+        // A bound says nothing of a value inside it.
+        assert!(matches!(condition("n_64 == 7", &env), Truth::Open(_)));
+        // A disjunction that holds bounds neither of its parts; one that does not holds,
+        // both.
+        let env2 = super::tests::env(
+            &[
+                ("!n < 0 || m < 0", Value::Bool(true)),
+                ("!not (k < 0 || lda < k)", Value::Bool(true)),
+            ],
+            &[],
+        );
+        assert!(matches!(condition("n < 0", &env2), Truth::Open(_)));
+        assert_eq!(condition("k < 0", &env2), Truth::False);
+    }
+
+    #[test]
+    fn a_check_that_lets_only_some_values_through_rules_out_the_rest() {
+        // rocblas_syr2k_her2k.hpp:176: her2k returns unless `trans` is `none` (111) or
+        // `conjugate_transpose` (113), so herk_syrk_device.hpp:843's `trans == 112`
+        // branch is not one it takes.
+        let e = env(
+            &[("!not (trans != 111 && trans != 113)", Value::Bool(true))],
+            &[],
+        );
+        assert_eq!(condition("trans == 112 && uplo == 121", &e), Truth::False);
+        assert_eq!(condition("trans != 112", &e), Truth::True);
+        assert!(matches!(condition("trans == 111", &e), Truth::Open(_)));
+        // Two sites' sets join into their union.
+        let joined = bounds_either(
+            &["trans == 111".to_string()],
+            &["not (trans != 113)".to_string()],
+        );
+        assert_eq!(
+            joined,
+            [
+                "trans >= 111",
+                "trans <= 113",
+                "trans == 111 || trans == 113"
+            ]
+        );
     }
 
     #[test]
