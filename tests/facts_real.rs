@@ -311,9 +311,9 @@ fn sdot_batched_threshold_and_block_sizes_by_architecture() {
     assert!(!b.values.contains_key("value"), "{:?}", b.values);
     // :353-370: the launcher's quick return for n <= 0 || batch_count == 0. For sdot
     // (batch_count 1) that is n <= 0, on which rocblas_dot_impl has already returned
-    // (rocblas_dot_imp.hpp:104), so it never fires for sdot; the batched impl returns
-    // on the two tests apart (rocblas_dot_batched_imp.hpp:119 and :124), which the
-    // launcher's one test is not read against.
+    // (rocblas_dot_imp.hpp:104), so it never fires for sdot. The batched impl returns
+    // on the two tests apart (rocblas_dot_batched_imp.hpp:119 and :124): past them
+    // `batch_count >= 1` and `n >= 1`, so the launcher's test never fires there either.
     assert!(!f
         .facts
         .iter()
@@ -326,8 +326,27 @@ fn sdot_batched_threshold_and_block_sizes_by_architecture() {
         104,
     );
     assert_eq!(q.values["condition"], "n <= 0");
-    let qb = find(&fb, FactKind::QuickReturn, "rocblas_status_success", k, 353);
-    assert_eq!(qb.values["condition"], "n <= 0 || batch_count == 0");
+    assert!(!fb
+        .facts
+        .iter()
+        .any(|x| x.kind == FactKind::QuickReturn && x.file == k && x.line == 353));
+    let batched = "library/src/blas1/rocblas_dot_batched_imp.hpp";
+    let qb = find(
+        &fb,
+        FactKind::QuickReturn,
+        "rocblas_status_success",
+        batched,
+        119,
+    );
+    assert_eq!(qb.values["condition"], "batch_count <= 0");
+    let qn = find(
+        &fb,
+        FactKind::QuickReturn,
+        "rocblas_status_success",
+        batched,
+        124,
+    );
+    assert_eq!(qn.values["condition"], "n <= 0");
 }
 
 #[test]
@@ -952,15 +971,22 @@ fn a_return_always_taken_leaves_what_follows_unreached() {
 fn a_return_another_function_already_took_is_compared_in_the_apis_names() {
     // rocblas_her_batched_impl passes its `n` and `batch_count` both to
     // rocblas_her_arg_check (rocblas_her.hpp:46: `!n || !batch_count` returns success)
-    // and to rocblas_internal_her_launcher_64 (rocblas_her_kernels_64.cpp:46:
-    // `!n_64 || !batch_count_64`), which can then never fire: in the API's names the
-    // two tests are one.
+    // and, once the check let the call through (rocblas_her_batched_imp.hpp tests its
+    // status against rocblas_status_continue), to rocblas_internal_her_launcher_64,
+    // whose own `!n_64 || !batch_count_64` (rocblas_her_kernels_64.cpp:46) then never
+    // fires.
     let f = facts("rocblas", "rocblas_cher_batched_64");
     let k = "library/src/src64/blas2/rocblas_her_kernels_64.cpp";
-    let r = find(&f, FactKind::QuickReturn, "rocblas_status_success", k, 46);
-    assert_eq!(r.values["condition"], "!n_64 || !batch_count_64");
-    assert_eq!(
-        r.values[rocqa::facts::OUTER_CONDITION],
-        "!n || !batch_count"
+    assert!(!f
+        .facts
+        .iter()
+        .any(|x| x.kind == FactKind::QuickReturn && x.file == k && x.line == 46));
+    let r = find(
+        &f,
+        FactKind::QuickReturn,
+        "rocblas_status_success",
+        "library/src/blas2/rocblas_her.hpp",
+        46,
     );
+    assert_eq!(r.values["condition"], "!n || !batch_count");
 }

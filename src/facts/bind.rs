@@ -573,6 +573,19 @@ impl<'a> Binder<'a> {
                     }) {
                         continue;
                     }
+                    // One whose template parameter the arguments would make a value in
+                    // one place and a pointer in another cannot be deduced, where another
+                    // can (rocSOLVER's `rocblasCall_ger` taking `T* y` for a batched `y`).
+                    let deducible =
+                        |h: &Head| h.pointer_depths_agree(s, chead.as_deref(), &aliases, &cenv);
+                    if !deducible(&own)
+                        && siblings.iter().any(|h| {
+                            h.takes_argument_types(s, chead.as_deref(), &aliases, &cenv)
+                                && deducible(h)
+                        })
+                    {
+                        continue;
+                    }
                 }
                 let caller_key = format!("{}:{}:{}", caller.file, caller.name, caller.line);
                 let mut got = bind_site(
@@ -836,6 +849,50 @@ impl Head {
             .all(|m| *m != Some(false))
     }
 
+    /// Do the arguments whose types are known give each template parameter one pointer
+    /// depth? `const T* alpha` against `const float*` makes `T` a value; `T* y` against
+    /// `float* const*` would make it a pointer.
+    fn pointer_depths_agree(
+        &self,
+        s: &Site,
+        caller: Option<&Head>,
+        aliases: &BTreeMap<String, String>,
+        cenv: &Env,
+    ) -> bool {
+        let depth = |t: &str| t.matches('*').count() as i64;
+        let mut seen: BTreeMap<&str, i64> = BTreeMap::new();
+        for ((ty, _), a) in self.params.iter().zip(&s.args) {
+            let words: Vec<&str> = ty
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty() && *w != "const")
+                .collect();
+            // Only `[const] P [const]* ...` with P one of this definition's parameters.
+            let [w] = words.as_slice() else {
+                continue;
+            };
+            let Some((p, _)) = self
+                .template
+                .iter()
+                .find(|(p, is_value)| p == w && !is_value)
+            else {
+                continue;
+            };
+            if ty.contains('&') {
+                continue;
+            }
+            let Some(at) = arg_type(a, caller, aliases, cenv).filter(|t| !t.contains(HOLE_MARK))
+            else {
+                continue;
+            };
+            let d = depth(&at) - depth(ty);
+            tracing::trace!(param = %ty, argument = %a, argument_type = %at, d, "Depth.");
+            if *seen.entry(p.as_str()).or_insert(d) != d {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Per parameter: `Some(same)` where it is declared with an element type of its
     /// own (`rocblas_float_complex val`) and the argument's element type is known,
     /// whether the two are one type; `None` otherwise.
@@ -932,10 +989,18 @@ fn head(t: &Text, b: &Body, name: &str, from: usize, def_start: usize) -> Option
                 Some((decl, default)) => (decl, Some(default.trim().to_string())),
                 None => (d.as_str(), None),
             };
-            let d = decl.trim().trim_end_matches("[]").trim().to_string();
+            // A parameter declared as an array is a pointer: `float* const A[]` is a
+            // `float* const*` (the batched APIs' pointer arrays).
+            let mut d = decl.trim().to_string();
+            let mut arrays = 0;
+            while let Some(rest) = d.strip_suffix("[]") {
+                d = rest.trim_end().to_string();
+                arrays += 1;
+            }
             let k = d.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
             let (ty, nm) = (d[..=k].trim(), d[k + 1..].trim());
-            (!nm.is_empty() && !ty.is_empty()).then(|| ((ty.to_string(), nm.to_string()), default))
+            let ty = format!("{ty}{}", "*".repeat(arrays));
+            (!nm.is_empty() && !ty.is_empty()).then(|| ((ty, nm.to_string()), default))
         })
         .unzip();
     let listed = super::template_param_list(t, def_start.min(name_at), name_at);
