@@ -16,6 +16,13 @@ fn facts(lib: &str, api: &str) -> ApiFacts {
     serde_json::from_slice(&out.get_output().stdout).expect("one ApiFacts record")
 }
 
+/// Does `f` hold a fact of `kind` at `file:line`?
+fn has(f: &ApiFacts, kind: FactKind, file: &str, line: u32) -> bool {
+    f.facts
+        .iter()
+        .any(|x| x.kind == kind && x.file == file && x.line == line)
+}
+
 fn find<'a>(f: &'a ApiFacts, kind: FactKind, subject: &str, file: &str, line: u32) -> &'a Fact {
     f.facts
         .iter()
@@ -314,10 +321,7 @@ fn sdot_batched_threshold_and_block_sizes_by_architecture() {
     // (rocblas_dot_imp.hpp:104), so it never fires for sdot. The batched impl returns
     // on the two tests apart (rocblas_dot_batched_imp.hpp:119 and :124): past them
     // `batch_count >= 1` and `n >= 1`, so the launcher's test never fires there either.
-    assert!(!f
-        .facts
-        .iter()
-        .any(|x| x.kind == FactKind::QuickReturn && x.file == k && x.line == 353));
+    assert!(!has(&f, FactKind::QuickReturn, k, 353));
     let q = find(
         &f,
         FactKind::QuickReturn,
@@ -326,10 +330,7 @@ fn sdot_batched_threshold_and_block_sizes_by_architecture() {
         104,
     );
     assert_eq!(q.values["condition"], "n <= 0");
-    assert!(!fb
-        .facts
-        .iter()
-        .any(|x| x.kind == FactKind::QuickReturn && x.file == k && x.line == 353));
+    assert!(!has(&fb, FactKind::QuickReturn, k, 353));
     let batched = "library/src/blas1/rocblas_dot_batched_imp.hpp";
     let qb = find(
         &fb,
@@ -977,10 +978,7 @@ fn a_return_another_function_already_took_is_compared_in_the_apis_names() {
     // fires.
     let f = facts("rocblas", "rocblas_cher_batched_64");
     let k = "library/src/src64/blas2/rocblas_her_kernels_64.cpp";
-    assert!(!f
-        .facts
-        .iter()
-        .any(|x| x.kind == FactKind::QuickReturn && x.file == k && x.line == 46));
+    assert!(!has(&f, FactKind::QuickReturn, k, 46));
     let r = find(
         &f,
         FactKind::QuickReturn,

@@ -2142,13 +2142,18 @@ mod tests {
         assert_eq!(open("after_k", "k"), None);
     }
 
+    /// The text of `src`, the body of its function `name`, and the offset of `call`.
+    fn parsed(src: &str, name: &str, call: &str) -> (Text, Body, usize) {
+        let t = Text::new(src.to_string());
+        let b = Scanner::new(src).function(name, 0, src.len()).unwrap();
+        (t, b, src.find(call).unwrap())
+    }
+
     #[test]
     fn a_chunk_a_loop_cuts_off_what_is_left_is_never_empty() {
         // rocblas_dot_kernels_64.cpp:94-110, cut down.
         let src = "rocblas_status f(int64_t n_64, int64_t batch_count_64) {\n for(int64_t b_base = 0; b_base < batch_count_64; b_base += c_i64_grid_YZ_chunk)\n {\n int32_t batch_count = int32_t(std::min(batch_count_64 - b_base, c_i64_grid_YZ_chunk));\n for(int64_t n_base = 0, pass = 0; n_base < n_64; n_base += c_i64_grid_X_chunk, pass++)\n {\n int32_t n = int32_t(std::min(n_64 - n_base, c_i64_grid_X_chunk));\n int32_t m = int32_t(std::min(n_64 - n_base, other));\n rocblas_status status = launcher(n, batch_count, m);\n }\n }\n return rocblas_status_success;\n}\n";
-        let t = Text::new(src.to_string());
-        let b = Scanner::new(src).function("f", 0, src.len()).unwrap();
-        let at = src.find("launcher(").unwrap();
+        let (t, b, at) = parsed(src, "f", "launcher(");
         assert_eq!(chunk_sizes(&t, &b, at), ["batch_count >= 1", "n >= 1"]);
     }
 
@@ -2157,9 +2162,7 @@ mod tests {
         // rocblas_dot_kernels_64.cpp:253-290, cut down: the single-block branch copies
         // `n_64` into a 32-bit `n`, under a test that bounds `n_64` from above.
         let src = "rocblas_status f(int64_t n_64, int64_t m_64) {\n if(n_64 > threshold)\n return rocblas_status_success;\n int32_t n = n_64;\n int32_t m = m_64;\n int64_t k = m_64;\n int64_t j = m_64;\n j = 2;\n return launcher(n, m, k, j);\n}\n";
-        let t = Text::new(src.to_string());
-        let b = Scanner::new(src).function("f", 0, src.len()).unwrap();
-        let at = src.find("launcher(").unwrap();
+        let (t, b, at) = parsed(src, "f", "launcher(");
         let params = [
             ("int64_t".to_string(), "n_64".to_string()),
             ("int64_t".to_string(), "m_64".to_string()),
@@ -2216,9 +2219,7 @@ mod tests {
         // rocblas_dot_kernels_64.cpp:54-79, cut down: the quick return comes first, so
         // the 32-bit launcher it calls never sees `n <= 0 || batch_count == 0`.
         let src = "rocblas_status f(rocblas_handle handle, int64_t n_64, int64_t batch_count_64, int64_t incx_64, T* x) {\n if(n_64 <= 0 || batch_count_64 == 0)\n {\n if(handle->is_device_memory_size_query())\n return rocblas_status_size_unchanged;\n return rocblas_status_success;\n }\n if(std::abs(incx_64) <= c_ILP64_i32_max)\n {\n if(n_64 <= c_ILP64_i32_max)\n return launcher(handle, n_64, batch_count_64, x);\n }\n return rocblas_status_success;\n}\n";
-        let t = Text::new(src.to_string());
-        let b = Scanner::new(src).function("f", 0, src.len()).unwrap();
-        let at = src.find("launcher(").unwrap();
+        let (t, b, at) = parsed(src, "f", "launcher(");
         let held = held_at(&t, &b, at, &Env::default());
         assert!(
             held.contains(&"not (n_64 <= 0 || batch_count_64 == 0)".to_string()),
