@@ -1962,6 +1962,10 @@ impl<'a> FactReader<'a> {
                 v.insert("value".into(), c[3].to_string());
                 v.insert("declared".into(), c[1].to_string());
                 v.insert("local".into(), "true".into());
+                // A function template has one such static per instantiation.
+                if !binder.env(i).params.is_empty() {
+                    v.insert("template".into(), "true".into());
+                }
             } else if let Some(c) = d.plain_store.captures(&text) {
                 let name = &c[1];
                 let Some((decl, decl_at)) = globals.get(name) else {

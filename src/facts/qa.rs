@@ -771,11 +771,24 @@ fn statement(f: &Fact) -> Option<String> {
             value("value")?,
             value("target")?,
         ),
-        FactKind::StaticState if f.values.contains_key("local") => format!(
-            "{func} initializes the function-local {} with {} ({at}){when}: a block-scope static is initialized only by the first call that reaches it, and concurrent callers wait until that initialization completes, so the initializer runs once per process.",
-            code(slot(f, "declared")?),
-            value("value")?,
-        ),
+        FactKind::StaticState if f.values.contains_key("local") => {
+            let declared = slot(f, "declared")?;
+            let why = if declared.split(' ').any(|w| w == "thread_local") {
+                "a block-scope thread_local is initialized by each thread's first call that reaches it, so the initializer runs once per thread".to_string()
+            } else {
+                let copies = if f.values.contains_key("template") {
+                    format!(" of each instantiation of {func} (each set of template arguments has its own copy)")
+                } else {
+                    " per process".to_string()
+                };
+                format!("a block-scope static is initialized only by the first call that reaches it, and concurrent callers wait until that initialization completes, so the initializer runs once{copies}")
+            };
+            format!(
+                "{func} initializes the function-local {} with {} ({at}){when}: {why}.",
+                code(declared),
+                value("value")?,
+            )
+        }
         FactKind::StaticState => {
             let declared = slot(f, "declared")?;
             let file = f.file.rsplit('/').next().unwrap_or(&f.file);
@@ -2488,6 +2501,26 @@ mod tests {
             "`bdsqr_init` initializes the function-local `static int once` with \
              `(abort_once(), 0)` ({at}): a block-scope static is initialized only by the first call"
         )));
+        assert!(statement(&once)
+            .unwrap()
+            .ends_with("runs once per process."));
+        // In a function template each instantiation has its own (tensile_host.cpp:482);
+        // a thread_local, each thread.
+        let mut per_instantiation = once.clone();
+        per_instantiation
+            .values
+            .insert("template".into(), "true".into());
+        assert!(statement(&per_instantiation).unwrap().ends_with(
+            "runs once of each instantiation of `bdsqr_init` (each set of template arguments \
+             has its own copy)."
+        ));
+        let mut thread_once = once.clone();
+        thread_once
+            .values
+            .insert("declared".into(), "static thread_local int once".into());
+        assert!(statement(&thread_once)
+            .unwrap()
+            .ends_with("initialized by each thread's first call that reaches it, so the initializer runs once per thread."));
         // Without the declaration it reads, the namespace-scope store says nothing.
         let holed = fact(
             FactKind::StaticState,
