@@ -356,9 +356,10 @@ impl<'a> Binder<'a> {
             return Vec::new();
         };
         let open = cb.open + whole.end() - 1;
-        let Some(close) = matching_paren(&ct.s, open) else {
+        let close = Scanner::new(&ct.s).matching(open);
+        if ct.s.as_bytes().get(close) != Some(&b')') {
             return Vec::new();
-        };
+        }
         let args = split_args(&ct.s[open + 1..close], false);
         let f = name.as_str().rsplit("::").next().unwrap_or_default();
         // Of several overloads, what every one rules out.
@@ -1332,24 +1333,6 @@ fn status_returns(t: &Text, b: &Body) -> Vec<String> {
         out.push(parts.join(" && "));
     }
     out
-}
-
-/// The offset of the `)` closing the `(` at `open`.
-fn matching_paren(s: &str, open: usize) -> Option<usize> {
-    let mut depth = 0i32;
-    for (k, c) in s.get(open..)?.bytes().enumerate() {
-        match c {
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(open + k);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// The caller parameter `p` a local is a copy of (`int32_t n = n_64;`), where neither
