@@ -594,11 +594,11 @@ fn host_runtime_calls_with_their_direction_and_conditions() {
 fn stores_of_getters_setters_and_quick_results() {
     let aux = "library/src/rocblas_auxiliary.cpp";
     // rocblas_auxiliary.cpp:53-55: after the handle check, the getter writes the
-    // handle's pointer mode through its output pointer.
+    // handle's pointer mode through its output pointer: only past that check's return.
     let f = facts("rocblas", "rocblas_get_pointer_mode");
     let s = find(&f, FactKind::Store, "*mode", aux, 55);
     assert_eq!(s.values["value"], "handle->pointer_mode");
-    assert!(s.conditions.is_empty());
+    assert_eq!(s.conditions, ["not (!handle)"]);
     // rocblas_auxiliary.cpp:280: the setter's last step, after the stream checks.
     let f = facts("rocblas", "rocblas_set_stream");
     let s = find(&f, FactKind::Store, "handle->stream", aux, 280);
@@ -617,6 +617,8 @@ fn stores_of_getters_setters_and_quick_results() {
     assert_eq!(
         s.conditions,
         [
+            "not (!handle)",
+            "not (!result)",
             "n <= 0",
             "not (rocblas_pointer_mode_device == handle->pointer_mode)"
         ]

@@ -1273,13 +1273,7 @@ fn held_at(t: &Text, b: &Body, at: usize, cenv: &Env) -> Vec<String> {
             }
         }
     }
-    for (_, own) in b.returns_before(&t.s, at) {
-        let [c] = own else {
-            continue;
-        };
-        if branchless(c) {
-            continue;
-        }
+    for c in super::returned_tests(t, b, at) {
         if let Truth::Open(r) = condition(c, cenv) {
             out.push(super::negation(c));
             if r != *c {

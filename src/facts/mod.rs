@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use regex::Regex;
 
+use crate::index::device::shared_declarations;
 use crate::index::precise::instantiate::InstantiationReader;
 use crate::index::ExpandedTree;
 use crate::model::{
@@ -323,7 +324,6 @@ fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 struct Detectors {
     ret_status: Regex,
     ret_any: Regex,
-    shared: Regex,
     dynamic_shared: Regex,
     barrier: Regex,
     atomic: Regex,
@@ -346,7 +346,6 @@ fn detectors() -> &'static Detectors {
         Detectors {
             ret_status: r(r"^return\s*\(?\s*([a-z]\w*_status_\w+)\s*\)?\s*;$"),
             ret_any: r(r"^return\s+(.+?)\s*;$"),
-            shared: r(r"\b__shared__\s+((?:[A-Za-z_][\w:]*(?:\s*<[^;{}]*?>)?\s+)+?)\s*([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)+)"),
             dynamic_shared: r(r"\bextern\s+__shared__\b|\bHIP_DYNAMIC_SHARED\b"),
             barrier: r(r"\b(__syncthreads|__threadfence\w*|__syncwarp|__builtin_amdgcn_s_barrier|__builtin_amdgcn_fence)\s*\("),
             atomic: r(r"\b(atomic[A-Z]\w*|__hip_atomic\w*|__atomic_\w+|rocblas_atomic\w*)\s*\("),
@@ -1472,13 +1471,25 @@ impl<'a> FactReader<'a> {
             }
         }
         let body = &t.s[b.open..b.close];
-        for c in d.shared.captures_iter(body) {
-            let (Some(m0), name, dims) = (c.get(0), &c[2], tidy(&c[3])) else {
-                continue;
-            };
-            let ty = tidy(&c[1]);
+        // The dynamic array too, by its name (`extern __shared__ double lmem[]`); that
+        // its size is set at launch is stated below.
+        for decl in shared_declarations(body) {
+            let (at, name, dims) = (decl.at, decl.name.as_str(), tidy(&decl.dims));
             let mut v = BTreeMap::new();
-            v.insert("type".into(), ty);
+            v.insert("type".into(), tidy(&decl.ty));
+            if dims.is_empty() {
+                // A scalar: one value per block (`__shared__ int _info;`).
+                v.insert("elements".into(), "1".into());
+                let line = t.line_of(b.open + at);
+                let (conds, _) = b.conds_at(b.open + at);
+                let Ok(conds) = decided(&conds, &binder.env_at(i, b.open + at)) else {
+                    continue;
+                };
+                let mut f = fact(FactKind::SharedMemory, name, line, v);
+                f.conditions = conds;
+                out.push(f);
+                continue;
+            }
             v.insert("size".into(), dims.clone());
             let prod: Option<i64> = dims
                 .split('[')
@@ -1495,9 +1506,9 @@ impl<'a> FactReader<'a> {
                     .collect();
                 v.insert("dims".into(), each.join(", "));
             }
-            let line = t.line_of(b.open + m0.start());
-            let (conds, _) = b.conds_at(b.open + m0.start());
-            let Ok(conds) = decided(&conds, &binder.env_at(i, b.open + m0.start())) else {
+            let line = t.line_of(b.open + at);
+            let (conds, _) = b.conds_at(b.open + at);
+            let Ok(conds) = decided(&conds, &binder.env_at(i, b.open + at)) else {
                 continue;
             };
             let mut f = fact(FactKind::SharedMemory, name, line, v);
@@ -1564,6 +1575,20 @@ impl<'a> FactReader<'a> {
                 v.insert("count".into(), hits.len().to_string());
                 if fence {
                     v.insert("fence".into(), "true".into());
+                }
+                if kind == FactKind::Barrier && !fence {
+                    let ordered = barrier_orders_by_line(&t, &b);
+                    let said: Vec<String> = hits
+                        .iter()
+                        .filter_map(|h| {
+                            ordered
+                                .get(&h.1)
+                                .map(|names| format!("{} {}", h.1, names.join(" ")))
+                        })
+                        .collect();
+                    if !said.is_empty() {
+                        v.insert("orders".into(), said.join(", "));
+                    }
                 }
                 let mut f = fact(kind, &n.name, hits[0].1, v);
                 f.end_line = hits[0].1;
@@ -1720,6 +1745,9 @@ impl<'a> FactReader<'a> {
         let returns = detectors().ret_any.captures(&text)?[1].to_string();
         let mut v = BTreeMap::new();
         v.insert("returns".into(), returns);
+        if !b.returns_before(&t.s, s.start).is_empty() {
+            v.insert("after_returns".into(), "true".into());
+        }
         Some(Fact {
             kind: FactKind::Return,
             subject: n.name.clone(),
@@ -1920,7 +1948,14 @@ impl<'a> FactReader<'a> {
             if !pointer(base) || value.len() > 160 || !binder.is_api_argument(i, base) {
                 continue;
             }
-            let Ok(conds) = decided(&s.conds, &binder.env_at(i, s.start)) else {
+            // When the store runs includes the returns before it (`if(!handle) return
+            // rocblas_status_invalid_handle;`): a setter stores only past its checks.
+            let mut when: Vec<String> = returned_tests(&t, &b, s.start)
+                .into_iter()
+                .map(|c| negation(c))
+                .collect();
+            when.extend(s.conds.iter().cloned());
+            let Ok(conds) = decided(&when, &binder.env_at(i, s.start)) else {
                 continue;
             };
             let target: String = c[1].chars().filter(|c| !c.is_whitespace()).collect();
@@ -2154,6 +2189,40 @@ fn earlier_return_taken(t: &Text, b: &Body, at: usize, env: &eval::Env) -> Optio
             )
         })
     })
+}
+
+/// The shared variables each barrier of a body is seen to order (one thread's write
+/// before it, another's read after it), by the barrier's line.
+fn barrier_orders_by_line(t: &Text, b: &Body) -> BTreeMap<u32, Vec<String>> {
+    let first = t.line_of(b.open);
+    let code: Vec<&str> = t.s[b.open..b.close]
+        .split('\n')
+        .map(|l| l.split_once("//").map_or(l, |x| x.0))
+        .collect();
+    crate::index::device::barrier_orders(&code)
+        .into_iter()
+        .filter(|(_, names)| !names.is_empty())
+        .map(|(k, names)| (first + k as u32, names))
+        .collect()
+}
+
+/// The test of each `return` before offset `at` that stands alone under one test of
+/// its own (`if(!handle) return ...;`), outside loops and `switch`es: code at `at` runs
+/// only where each of them is false.
+pub(crate) fn returned_tests<'b>(t: &Text, b: &'b Body, at: usize) -> Vec<&'b String> {
+    b.returns_before(&t.s, at)
+        .into_iter()
+        .filter_map(|(_, own)| match own {
+            [c] if !(c.starts_with("loop:")
+                || c.starts_with("switch (")
+                || c.starts_with("case ")
+                || c == "default") =>
+            {
+                Some(c)
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 fn decided(conds: &[String], env: &eval::Env) -> Result<Vec<String>, String> {

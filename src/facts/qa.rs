@@ -260,12 +260,21 @@ fn guard_clauses(guards: &[&str]) -> (String, Vec<String>) {
         } else if inner.starts_with("case ") || inner == "default" {
             cases.push(format!("in the {}", code(inner)));
         } else if negated {
-            fails.push(code(inner));
+            match flipped(inner) {
+                Some(positive) => holds.push(positive),
+                None => fails.push(code(inner)),
+            }
         } else {
-            holds.push(code(inner));
+            holds.push(inner.to_string());
         }
         i += 1;
     }
+    let implied = implied_inequalities(&holds);
+    let holds: Vec<String> = holds
+        .iter()
+        .filter(|h| !implied.contains(*h))
+        .map(|h| code(h))
+        .collect();
     let fails = match fails.as_slice() {
         [] => String::new(),
         [one] => format!("{one} does not hold"),
@@ -278,6 +287,94 @@ fn guard_clauses(guards: &[&str]) -> (String, Vec<String>) {
         (false, false) => format!("{}, and {fails}", listed_all(&holds)),
     };
     (tests, cases)
+}
+
+/// The tests of `holds` that another of them implies: `transA != rocblas_operation_none`
+/// beside `transA == rocblas_operation_conjugate_transpose` (the `else if` chain of a
+/// three-way test), where both compare one operand with a constant (an enumerator or a
+/// number) and the constants differ.
+fn implied_inequalities(holds: &[String]) -> BTreeSet<String> {
+    let constant = |s: &str| {
+        let s = s.trim();
+        s.parse::<i64>().is_ok() || crate::facts::eval::is_enumerator(s)
+    };
+    // `(operand, constant)` of a comparison `op` either way round.
+    let sides = |h: &str, op: &str| -> Option<(String, String)> {
+        let (a, b) = h.split_once(op)?;
+        let (a, b) = (a.trim(), b.trim());
+        if a.contains(' ') || b.contains(' ') {
+            return None;
+        }
+        match (constant(a), constant(b)) {
+            (false, true) => Some((a.to_string(), b.to_string())),
+            (true, false) => Some((b.to_string(), a.to_string())),
+            _ => None,
+        }
+    };
+    let equal: Vec<(String, String)> = holds.iter().filter_map(|h| sides(h, " == ")).collect();
+    holds
+        .iter()
+        .filter(|h| {
+            sides(h, " != ").is_some_and(|(x, k)| equal.iter().any(|(y, j)| *y == x && *j != k))
+        })
+        .cloned()
+        .collect()
+}
+
+/// The negation of a plain test written positively: `n > 0` for `not (n <= 0)`, `x`
+/// for `not (!x)`. A list of "`A` does not hold" reads as a wall of negated code; a
+/// test of one comparison or one name negates without changing meaning. A compound test
+/// (`&&`, `||`, `?:`) stays negated as a whole, so the clause cannot be read two ways.
+fn flipped(test: &str) -> Option<String> {
+    let test = test.trim();
+    let depth_zero = |s: &str, needle: &str| -> Vec<usize> {
+        let mut depth = 0i32;
+        let mut at = Vec::new();
+        for (i, c) in s.char_indices() {
+            match c {
+                '(' | '[' => depth += 1,
+                ')' | ']' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 && s[i..].starts_with(needle) {
+                at.push(i);
+            }
+        }
+        at
+    };
+    if [" && ", " || ", " ? ", "<<", ">>", " and ", " or "]
+        .iter()
+        .any(|op| !depth_zero(test, op).is_empty())
+    {
+        return None;
+    }
+    if let Some(name) = test.strip_prefix('!') {
+        // One operand: a name, a member, a call (`!handle->is_device_memory_size_query()`).
+        if !name.starts_with('=') && depth_zero(name, " ").is_empty() && !name.is_empty() {
+            return Some(name.to_string());
+        }
+    }
+    let ops = [
+        (" <= ", " > "),
+        (" >= ", " < "),
+        (" == ", " != "),
+        (" != ", " == "),
+        (" < ", " >= "),
+        (" > ", " <= "),
+    ];
+    let found: Vec<(usize, &str, &str)> = ops
+        .iter()
+        .flat_map(|(op, neg)| {
+            depth_zero(test, op)
+                .into_iter()
+                .map(move |i| (i, *op, *neg))
+        })
+        .collect();
+    let [(i, op, neg)] = found.as_slice() else {
+        return None;
+    };
+    let (lhs, rhs) = (&test[..*i], &test[i + op.len()..]);
+    (!lhs.trim().is_empty() && !rhs.trim().is_empty()).then(|| format!("{lhs}{neg}{rhs}"))
 }
 
 /// `X` when `s` is `(X)` with the two parentheses matching each other.
@@ -357,6 +454,85 @@ fn unit<'a>(
     stated_unit(template, subject, stated)
 }
 
+/// The conditions every one of two or more facts sits under, in the order the first
+/// states them.
+fn shared_conditions(facts: &[&Fact]) -> Vec<String> {
+    let [first, rest @ ..] = facts else {
+        return Vec::new();
+    };
+    if rest.is_empty() {
+        return Vec::new();
+    }
+    let mut seen = BTreeSet::new();
+    first
+        .conditions
+        .iter()
+        .filter(|c| seen.insert(c.as_str()))
+        .filter(|c| rest.iter().all(|f| f.conditions.contains(c)))
+        .cloned()
+        .collect()
+}
+
+/// Sentences of facts with the conditions they all share said once, in a lead line,
+/// and not again in each item: nine launches under the same `uplo == rocblas_fill_upper`
+/// and the same 64-bit chunk loop read as nine restatements of it. Returns the lead
+/// (empty when nothing is shared; `items` opens it: "Every launch below is made") with
+/// the facts it is about, and the sentences, each with the facts it states.
+#[allow(clippy::type_complexity)]
+fn factored<'a>(
+    facts: &[&'a Fact],
+    items: &str,
+    say: impl for<'f> Fn(&[&'f Fact]) -> Vec<(String, Vec<&'f Fact>)>,
+) -> ((String, Vec<&'a Fact>), Vec<(String, Vec<&'a Fact>)>) {
+    let shared = shared_conditions(facts);
+    let trimmed: Vec<Fact> = facts
+        .iter()
+        .map(|f| {
+            let mut t = (*f).clone();
+            t.conditions.retain(|c| !shared.contains(c));
+            t
+        })
+        .collect();
+    let refs: Vec<&Fact> = trimmed.iter().collect();
+    let original = |r: &Fact| {
+        let i = trimmed
+            .iter()
+            .position(|t| std::ptr::eq(t, r))
+            .expect("a sentence states the facts it was given");
+        facts[i]
+    };
+    let stated = say(&refs)
+        .into_iter()
+        .map(|(l, fs)| (l, fs.into_iter().map(original).collect()))
+        .collect();
+    let lead = if shared.is_empty() {
+        String::new()
+    } else {
+        let clause = when(&Fact {
+            conditions: shared,
+            ..facts[0].clone()
+        });
+        format!("{items} {}:", clause.trim_start_matches(", "))
+    };
+    ((lead, facts.to_vec()), stated)
+}
+
+/// [`unit`] with the conditions all its facts share said once ([`factored`]).
+fn factored_unit<'a>(
+    template: &'static Template,
+    subject: &str,
+    facts: &[&'a Fact],
+    items: &str,
+    sentence: impl Fn(&Fact) -> Option<String>,
+) -> Vec<Unit<'a>> {
+    let (lead, stated) = factored(facts, items, |fs| {
+        fs.iter()
+            .filter_map(|f| sentence(f).map(|l| (l, vec![*f])))
+            .collect()
+    });
+    led_unit(template, subject, lead, stated)
+}
+
 /// Units of sentences, each with the facts it states (cited). What does not fit one
 /// answer is split, never cut: into answers each about the code of some functions
 /// (`scope`, which the question names), a function whose sentences alone do not fit
@@ -366,15 +542,32 @@ fn stated_unit<'a>(
     subject: &str,
     stated: Vec<(String, Vec<&'a Fact>)>,
 ) -> Vec<Unit<'a>> {
+    led_unit(template, subject, (String::new(), Vec::new()), stated)
+}
+
+/// [`stated_unit`] with a line said once ahead of the items of each answer that holds
+/// any of the facts it is about (the conditions they share, [`factored`]); an answer
+/// split off with none of them (a kernel's launch bounds alone) has no lead.
+fn led_unit<'a>(
+    template: &'static Template,
+    subject: &str,
+    (lead, about): (String, Vec<&'a Fact>),
+    stated: Vec<(String, Vec<&'a Fact>)>,
+) -> Vec<Unit<'a>> {
     let make = |scope: String, part: Vec<(String, Vec<&'a Fact>)>| Unit {
         template,
         subject: subject.to_string(),
         scope,
-        body: part
-            .iter()
-            .map(|(l, _)| format!("- {l}"))
-            .collect::<Vec<_>>()
-            .join("\n"),
+        body: (!lead.is_empty()
+            && part
+                .iter()
+                .flat_map(|(_, fs)| fs)
+                .any(|f| about.iter().any(|a| std::ptr::eq(*a, *f))))
+        .then(|| lead.clone())
+        .into_iter()
+        .chain(part.iter().map(|(l, _)| format!("- {l}")))
+        .collect::<Vec<_>>()
+        .join("\n"),
         facts: part.into_iter().flat_map(|(_, f)| f).collect(),
     };
     if stated.is_empty() {
@@ -693,6 +886,11 @@ fn statement(f: &Fact) -> Option<String> {
         FactKind::SharedMemory if f.subject == "dynamic" => {
             format!("dynamically sized shared memory, sized by the launch ({at}).")
         }
+        FactKind::SharedMemory if slot(f, "size").is_none() => format!(
+            "a `__shared__` variable {} of type {}, one value the whole block shares ({at}){when}.",
+            code(subject(f)?),
+            value("type")?,
+        ),
         FactKind::SharedMemory => format!(
             "a `__shared__` array {} of {} with size {}{} ({at}){when}.",
             code(subject(f)?),
@@ -713,12 +911,33 @@ fn statement(f: &Fact) -> Option<String> {
                 _ => "wavefront operations",
             };
             let ops = code_list(slot(f, "ops")?);
-            match slot(f, "count")? {
+            let counted = match slot(f, "count")? {
                 "1" => format!("{what}: {ops} called once, at {at}."),
                 n => format!(
                     "{what}: {ops} called {n} times, first at {at} (lines {}).",
                     slot(f, "lines")?
                 ),
+            };
+            // What a barrier is there for: the shared data written before it and read
+            // after it, where a read may be of another thread's write.
+            let orders: Vec<String> = slot(f, "orders")
+                .map(|o| {
+                    o.split(", ")
+                        .filter_map(|x| x.split_once(' '))
+                        .map(|(line, names)| {
+                            let names: Vec<String> = names.split(' ').map(code).collect();
+                            format!(
+                                "the one at line {line} separates the writes of {} before it from the reads after it",
+                                listed_all(&names)
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            if orders.is_empty() {
+                counted
+            } else {
+                format!("{counted} In shared memory, {}.", listed_all(&orders))
             }
         }
         FactKind::StoresNothing => format!(
@@ -823,10 +1042,11 @@ fn statement(f: &Fact) -> Option<String> {
                 value("returns")?
             )
         }
-        FactKind::Return => format!(
+        FactKind::Return if f.values.contains_key("after_returns") => format!(
             "{func} returns {} once no earlier branch has returned ({at}).",
             value("returns")?
         ),
+        FactKind::Return => format!("{func} returns {} ({at}).", value("returns")?),
         FactKind::Definition => match value("handler") {
             Some(h) => format!(
                 "{func} is defined at {at} as a function-try-block: an exception thrown in its body is caught by `catch(...)`, which returns {h}, so none leaves the C interface."
@@ -1197,12 +1417,22 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
     let (launches, paired): (Vec<&Fact>, Vec<&Fact>) = kinds(af, &[FactKind::Launch])
         .into_iter()
         .partition(|f| f.lib == af.lib);
-    let mut stated: Vec<(String, Vec<&Fact>)> = launches
-        .iter()
-        .filter_map(|f| statement(f).map(|l| (l, vec![*f])))
-        .collect();
+    // Conditions are said once for all launches only where every item is one of them.
+    let (lead, mut stated) = if paired.is_empty() {
+        factored(&launches, "Every launch below is made", |fs| {
+            fs.iter()
+                .filter_map(|f| statement(f).map(|l| (l, vec![*f])))
+                .collect()
+        })
+    } else {
+        let stated = launches
+            .iter()
+            .filter_map(|f| statement(f).map(|l| (l, vec![*f])))
+            .collect();
+        ((String::new(), Vec::new()), stated)
+    };
     stated.extend(paired_launch_sentences(&paired));
-    out.extend(stated_unit(&KERNELS, "", stated));
+    out.extend(led_unit(&KERNELS, "", lead, stated));
     let kernels: BTreeSet<&str> = launches.iter().map(|f| f.subject.as_str()).collect();
     for k in kernels {
         let facts: Vec<&Fact> = launches
@@ -1219,10 +1449,13 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             // First, so a long list of sites never crowds it out.
             stated.extend(statement(b).map(|l| (l, vec![b])));
         }
-        stated.extend(launch_config_sentences(&facts, launch_config));
+        let (lead, configs) = factored(&facts, "Every launch below is made", |fs| {
+            launch_config_sentences(fs, launch_config)
+        });
+        stated.extend(configs);
         // How the grid is counted, once per distinct way.
         stated.extend(launch_config_sentences(&facts, grid_count));
-        out.extend(stated_unit(&LAUNCH_CONFIG, k, stated));
+        out.extend(led_unit(&LAUNCH_CONFIG, k, lead, stated));
     }
     let device = kinds(
         af,
@@ -1248,9 +1481,21 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         } else {
             &DEVICE_MEMORY
         };
-        out.extend(unit(tpl, func, &facts, statement));
+        out.extend(factored_unit(
+            tpl,
+            func,
+            &facts,
+            "Everything below is reached",
+            statement,
+        ));
     }
-    out.extend(unit(&EARLY_RETURNS, "", &early_returns(af), statement));
+    out.extend(factored_unit(
+        &EARLY_RETURNS,
+        "",
+        &early_returns(af),
+        "Every test below is reached",
+        statement,
+    ));
     // Everything the pointer mode decides, each fact worded as its kind is.
     let pm: Vec<&Fact> = af
         .facts
@@ -1261,23 +1506,30 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         })
         .collect();
     let passing = mode_dependent_scalars(&pm);
-    out.extend(unit(&POINTER_MODE, "", &pm, |f| {
-        let s = statement(f)?;
-        Some(match passing_clause(f, &passing) {
-            Some(c) => format!("{}, {c}.", s.trim_end_matches('.')),
-            None => s,
-        })
-    }));
+    out.extend(factored_unit(
+        &POINTER_MODE,
+        "",
+        &pm,
+        "Everything below is reached",
+        |f| {
+            let s = statement(f)?;
+            Some(match passing_clause(f, &passing) {
+                Some(c) => format!("{}, {c}.", s.trim_end_matches('.')),
+                None => s,
+            })
+        },
+    ));
     let cross = kinds(af, &[FactKind::CrossLibrary]);
     out.extend(stated_unit(
         &CROSS_LIBRARY,
         "",
         cross_library_sentences(&cross),
     ));
-    out.extend(unit(
+    out.extend(factored_unit(
         &RUNTIME_CALLS,
         "",
         &kinds(af, &[FactKind::RuntimeCall]),
+        "Every call below is made",
         statement,
     ));
     let stores = kinds(af, &[FactKind::Store]);
@@ -1296,11 +1548,33 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
     if out.len() < MIN_FACT_ENTRIES {
         let returns: Vec<&Fact> = kinds(af, &[FactKind::Return])
             .into_iter()
-            .filter(|f| f.values.get("returns").is_some_and(|v| !is_bare_status(v)))
+            .filter(|f| {
+                f.values
+                    .get("returns")
+                    .is_some_and(|v| !is_bare_status(v) && !is_forward(v))
+            })
             .collect();
         out.extend(unit(&RETURN, "", &returns, statement));
     }
     out
+}
+
+/// A returned value that is one call and nothing else (`rocblas_get_vector_64(n, ...)`,
+/// `rocsolver::rocsolver_log_end_impl()`, `handle->set_optimal_device_memory_size(total)`):
+/// the API forwards, and what comes back is the callee's, which its own code decides.
+fn is_forward(v: &str) -> bool {
+    let v = v.trim().trim_matches('`');
+    let Some(open) = v.find('(') else {
+        return false;
+    };
+    let callee = &v[..open];
+    let name = callee.split('<').next().unwrap_or(callee);
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b':' | b'-' | b'>' | b'.'))
+        && v.ends_with(')')
+        && whole_parens(&v[open..]).is_some()
 }
 
 /// A returned value that is one status and nothing else: `rocblas_status_success`,
@@ -2677,7 +2951,7 @@ mod tests {
         ]);
         assert_eq!(
             tests,
-            "`handle->pointer_mode == rocblas_pointer_mode_device`, and none of `unit_inc && batch_count <= 8192`, `batch_count > 8192` and `BATCHED` holds"
+            "`batch_count <= 8192` and `handle->pointer_mode == rocblas_pointer_mode_device`, and neither `unit_inc && batch_count <= 8192` nor `BATCHED` holds"
         );
         assert_eq!(
             cases,
@@ -2692,6 +2966,61 @@ mod tests {
             "neither `a` nor `b` holds"
         );
         assert_eq!(guard_clauses(&["a", "b"]).0, "`a` and `b`");
+    }
+
+    #[test]
+    fn a_return_that_forwards_to_one_call_is_told_from_an_expression() {
+        assert!(is_forward(
+            "rocblas_get_vector_64(n, elem_size, x_d, incx, y_h, incy)"
+        ));
+        assert!(is_forward("rocsolver::rocsolver_log_end_impl()"));
+        assert!(is_forward(
+            "rocsolver::rocsolver_csrrf_analysis_impl<float>(handle, n, nrhs)"
+        ));
+        assert!(is_forward("handle->set_optimal_device_memory_size(total)"));
+        assert!(!is_forward(
+            "handle && handle->is_device_memory_size_query()"
+        ));
+        assert!(!is_forward("f(a) + g(b)"));
+        assert!(!is_forward("ptr == attribute.devicePointer ? a : b"));
+        assert!(!is_forward("\"<undefined rocblas_status value>\""));
+    }
+
+    #[test]
+    fn a_negated_plain_test_is_said_positively_and_a_compound_one_stays_negated() {
+        assert_eq!(flipped("n <= 0").as_deref(), Some("n > 0"));
+        assert_eq!(flipped("mod == 0").as_deref(), Some("mod != 0"));
+        assert_eq!(flipped("(m % 64) == 0").as_deref(), Some("(m % 64) != 0"));
+        assert_eq!(flipped("!i64_incs").as_deref(), Some("i64_incs"));
+        assert_eq!(
+            flipped("!handle->is_device_memory_size_query()").as_deref(),
+            Some("handle->is_device_memory_size_query()")
+        );
+        assert_eq!(flipped("!x == y").as_deref(), Some("!x != y"));
+        // Two comparisons, a logical operator, a shift, or a bare name: left as they are.
+        assert_eq!(flipped("a < b && c"), None);
+        assert_eq!(flipped("n > 0 || batch_count > 0"), None);
+        assert_eq!(flipped("x << 2 > y"), None);
+        assert_eq!(flipped("a == b == c"), None);
+        assert_eq!(flipped("BATCHED"), None);
+        assert_eq!(flipped("rocblas_gemvt_skinny_n<Ti>(transA, m, n)"), None);
+        crate::facts::eval::add_enumerators(
+            "typedef enum rocblas_operation_ { rocblas_operation_none = 111, rocblas_operation_transpose = 112, rocblas_operation_conjugate_transpose = 113 } rocblas_operation;",
+        );
+        assert_eq!(
+            guard_clauses(&[
+                "not (transA == rocblas_operation_none)",
+                "not (rocblas_operation_transpose == transA)",
+                "transA == rocblas_operation_conjugate_transpose",
+                "not (n == 0)",
+            ])
+            .0,
+            "`transA == rocblas_operation_conjugate_transpose` and `n != 0`"
+        );
+        assert_eq!(
+            guard_clauses(&["not (n <= 0)", "not (uplo == rocblas_fill_upper)"]).0,
+            "`n > 0` and `uplo != rocblas_fill_upper`"
+        );
     }
 
     #[test]

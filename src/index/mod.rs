@@ -10,6 +10,7 @@
 
 pub mod api;
 pub mod cmake;
+pub mod device;
 pub mod lex;
 pub mod parse;
 pub mod precise;

@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use sha2::{Digest, Sha256};
 
+use crate::index::device::barrier_orders;
 use crate::model::{Mutation, PieceRole, Slice, SlicePiece};
 
 /// One numbered code line of a piece as the prompt shows it.
@@ -393,30 +394,18 @@ fn accumulations(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<S
 /// no such pair (at a kernel's start or end, between a thread's own element and
 /// itself) can be dropped without a bug.
 fn barriers(lines: &[ShownLine], out: &mut Vec<Site>) {
-    let shared = shared_names(lines);
-    let at_barrier: Vec<usize> = lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| code_part(l.text).contains("__syncthreads()"))
-        .map(|(k, _)| k)
-        .collect();
-    for (n, &k) in at_barrier.iter().enumerate() {
+    let code: Vec<&str> = lines.iter().map(|l| code_part(l.text)).collect();
+    for (k, names) in barrier_orders(&code) {
         let l = &lines[k];
-        let code = code_part(l.text);
         // A barrier with a note beside it may be there for a reason other than the
         // data it guards (`// for windows instability`): not surely a bug to drop.
-        let Some(at) = code
+        let Some(at) = code[k]
             .find("__syncthreads()")
-            .filter(|_| code.len() == l.text.len())
+            .filter(|_| code[k].len() == l.text.len())
         else {
             continue;
         };
-        let from = if n == 0 { 0 } else { at_barrier[n - 1] + 1 };
-        let to = at_barrier.get(n + 1).copied().unwrap_or(lines.len());
-        let Some((name, _)) = shared
-            .iter()
-            .find(|(name, scalar)| orders(&lines[from..k], &lines[k + 1..to], name, *scalar))
-        else {
+        let Some(name) = names.first() else {
             continue;
         };
         let mut s = site(
@@ -436,70 +425,6 @@ fn barriers(lines: &[ShownLine], out: &mut Vec<Site>) {
         );
         out.push(s);
     }
-}
-
-/// Names of shared memory in the lines, each with whether it is a scalar:
-/// `__shared__` declarations and pointers set from them (arrays).
-fn shared_names(lines: &[ShownLine]) -> Vec<(String, bool)> {
-    static DECL: OnceLock<Regex> = OnceLock::new();
-    static PTR: OnceLock<Regex> = OnceLock::new();
-    let decl = re(&DECL, r"__shared__\s+[^;]*?\b([A-Za-z_]\w*)\s*(\[|;|=|\{)");
-    let ptr = re(&PTR, r"\*\s*([A-Za-z_]\w*)\s*=\s*&?\s*([A-Za-z_]\w*)");
-    let mut names: Vec<(String, bool)> = lines
-        .iter()
-        .filter_map(|l| decl.captures(code_part(l.text)))
-        .map(|c| (c[1].to_string(), &c[2] != "["))
-        .collect();
-    for l in lines {
-        for c in ptr.captures_iter(code_part(l.text)) {
-            if names.iter().any(|n| n.0 == c[2]) && !names.iter().any(|n| n.0 == c[1]) {
-                names.push((c[1].to_string(), false));
-            }
-        }
-    }
-    names
-}
-
-/// Whether `before` writes shared `name` and `after` reads it where another thread
-/// may have written: a subscript none of the writes used, or a scalar. An array
-/// handed whole to a function is not counted: what the function reads (often each
-/// thread its own elements, as `dot` in rocSOLVER's larf kernels) is not shown here.
-fn orders(before: &[ShownLine], after: &[ShownLine], name: &str, scalar: bool) -> bool {
-    let write = Regex::new(&format!(
-        r"\b{}\b\s*(\[[^;]*?\])?\s*(?:=[^=]|\+=|-=|\*=|/=)",
-        regex::escape(name)
-    ))
-    .expect("escaped name");
-    let use_ = Regex::new(&format!(r"\b{}\b\s*(\[[^;=]*?\])?", regex::escape(name)))
-        .expect("escaped name");
-    let squash = |t: &str| t.split_whitespace().collect::<String>();
-    let mut written: Vec<Option<String>> = Vec::new();
-    for l in before {
-        for c in write.captures_iter(code_part(l.text)) {
-            written.push(c.get(1).map(|m| squash(m.as_str())));
-        }
-    }
-    if written.is_empty() {
-        return false;
-    }
-    after.iter().any(|l| {
-        let code = code_part(l.text);
-        let writes: Vec<usize> = write.find_iter(code).map(|m| m.start()).collect();
-        use_.captures_iter(code).any(|c| {
-            let m = c.get(0).expect("match");
-            // A plain `name[i] = ...` only writes; `+=` and the rest read too.
-            let plain_write = writes.contains(&m.start())
-                && code[m.end()..].trim_start().starts_with('=')
-                && !code[m.end()..].trim_start().starts_with("==");
-            if plain_write {
-                return false;
-            }
-            match c.get(1) {
-                None => scalar,
-                Some(sub) => !written.contains(&Some(squash(sub.as_str()))),
-            }
-        })
-    })
 }
 
 /// `x[tid * incx]` -> `x[tid * incy]` (and the other way) in a kernel that takes both.

@@ -644,8 +644,10 @@ fn launch_enum_values(
         .enum_value
         .captures_iter(s)
         .map(|c| {
-            let at = c.get(0).map_or(0, |m| m.start());
-            let equal = !s[..at].trim_end().ends_with("!=");
+            let (at, end) = c.get(0).map_or((0, 0), |m| (m.start(), m.end()));
+            // `transA != v` or, the value first, `v != handle->pointer_mode`.
+            let equal =
+                !(s[..at].trim_end().ends_with("!=") || s[end..].trim_start().starts_with("!="));
             (c[0].to_string(), c[1].to_string(), equal)
         })
         .collect();
@@ -2557,6 +2559,7 @@ mod tests {
             "In rocblas_pointer_mode_host, lib_sscal launches lib_scal_kernel when the scalar is on the host.",
             "On gfx942 lib_sscal launches lib_scal_kernel when transA is rocblas_operation_transpose.",
             "lib_sscal launches lib_scal_kernel when transA != rocblas_operation_transpose.",
+            "lib_sscal launches lib_scal_kernel when rocblas_operation_transpose != transA.",
         ] {
             let why = judge(wrong)
                 .contradiction
@@ -2566,6 +2569,7 @@ mod tests {
         for right in [
             "lib_sscal launches lib_scal_kernel when transA is rocblas_operation_transpose.",
             "lib_sscal launches lib_scal_kernel when `transA != rocblas_operation_none`.",
+            "lib_sscal launches lib_scal_kernel when rocblas_operation_none != transA.",
             "On gfx90a lib_sscal launches lib_scal_kernel when alpha is on the device, rocblas_pointer_mode_device.",
         ] {
             let v = judge(right);

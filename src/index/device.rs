@@ -1,0 +1,273 @@
+//! Shared memory as kernel code declares and uses it, read off the text: which
+//! variables a `__shared__` declaration declares, and whether a barrier orders one
+//! thread's write of one of them before another thread's read. The facts state what
+//! each barrier orders; the find-the-bug questions plant a missing barrier only where
+//! it orders something. One reading serves both.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+/// One variable a `__shared__` declaration declares.
+#[derive(Debug, PartialEq)]
+pub struct SharedDeclaration {
+    /// Offset of its name in the body.
+    pub at: usize,
+    pub ty: String,
+    pub name: String,
+    /// `[N][M]` as written; empty for a scalar.
+    pub dims: String,
+    /// An `extern __shared__` array, its size set at launch.
+    pub dynamic: bool,
+}
+
+/// Every variable the `__shared__` declarations of `body` declare, in each form the
+/// libraries write: the qualifier first or after the type (`T __shared__ xs;`), arrays
+/// and scalars, several to a statement (`__shared__ int _info, imax;`), and the
+/// dynamic `extern __shared__` array.
+pub fn shared_declarations(body: &str) -> Vec<SharedDeclaration> {
+    static RE: OnceLock<[Regex; 2]> = OnceLock::new();
+    let [first, more] = RE.get_or_init(|| {
+        [
+            Regex::new(r"^(?s)(.*?\S)\s*\b([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)*)$")
+                .expect("declarator"),
+            Regex::new(r"^(?s)\s*([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)*)$").expect("declarator"),
+        ]
+    });
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(k) = body[from..].find("__shared__") {
+        let q = from + k;
+        from = q + "__shared__".len();
+        let start = body[..q].rfind([';', '{', '}']).map_or(0, |i| i + 1);
+        let Some(len) = body[q..].find(';') else {
+            break;
+        };
+        let end = q + len;
+        let stmt = &body[start..end];
+        // A call or an initializer outside the brackets is not a declaration of one.
+        let mut depth = 0i32;
+        let outside: String = stmt
+            .chars()
+            .filter(|c| {
+                match c {
+                    '[' => depth += 1,
+                    ']' => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            })
+            .collect();
+        if outside.contains('(') || outside.contains('=') {
+            continue;
+        }
+        let dynamic = outside.split_whitespace().any(|w| w == "extern");
+        // Declarators split at commas outside brackets and template arguments; the
+        // qualifiers blanked in place, so offsets stay those of `body`.
+        let mut text = stmt.replacen("__shared__", &" ".repeat("__shared__".len()), 1);
+        if dynamic {
+            text = text.replacen("extern", "      ", 1);
+        }
+        let mut parts = Vec::new();
+        let (mut depth, mut last) = (0i32, 0);
+        for (i, c) in text.char_indices() {
+            match c {
+                '[' | '<' => depth += 1,
+                ']' | '>' => depth -= 1,
+                ',' if depth == 0 => {
+                    parts.push((last, &text[last..i]));
+                    last = i + 1;
+                }
+                _ => {}
+            }
+        }
+        parts.push((last, &text[last..]));
+        let Some(c) = first.captures(parts[0].1) else {
+            continue;
+        };
+        let ty = c[1].split_whitespace().collect::<Vec<_>>().join(" ");
+        if ty.is_empty() || ty.ends_with([':', ',']) {
+            continue;
+        }
+        let name_at = |part: (usize, &str), m: regex::Match| start + part.0 + m.start();
+        out.push(SharedDeclaration {
+            at: name_at(parts[0], c.get(2).expect("name")),
+            ty: ty.clone(),
+            name: c[2].to_string(),
+            dims: c[3].trim().to_string(),
+            dynamic,
+        });
+        for part in &parts[1..] {
+            if let Some(c) = more.captures(part.1) {
+                out.push(SharedDeclaration {
+                    at: name_at(*part, c.get(1).expect("name")),
+                    ty: ty.clone(),
+                    name: c[1].to_string(),
+                    dims: c[2].trim().to_string(),
+                    dynamic,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Names of shared memory in `lines` (code, comments cut), each with whether it is a
+/// scalar: the variables `__shared__` declarations declare, and pointers set from an
+/// array of them (`T* x = sdata;`).
+pub fn shared_names(lines: &[&str]) -> Vec<(String, bool)> {
+    static PTR: OnceLock<Regex> = OnceLock::new();
+    let ptr = PTR.get_or_init(|| {
+        Regex::new(r"\*\s*([A-Za-z_]\w*)\s*=\s*&?\s*([A-Za-z_]\w*)").expect("pointer pattern")
+    });
+    let text = lines.join("\n");
+    let mut names: Vec<(String, bool)> = Vec::new();
+    for d in shared_declarations(&text) {
+        if !names.iter().any(|n| n.0 == d.name) {
+            names.push((d.name, d.dims.is_empty()));
+        }
+    }
+    for l in lines {
+        for c in ptr.captures_iter(l) {
+            if names.iter().any(|n| n.0 == c[2]) && !names.iter().any(|n| n.0 == c[1]) {
+                names.push((c[1].to_string(), false));
+            }
+        }
+    }
+    names
+}
+
+/// Whether `before` writes shared `name` and `after` reads it where another thread
+/// may have written: a subscript none of the writes used, or a scalar. An array
+/// handed whole to a function is not counted: what the function reads (often each
+/// thread its own elements, as `dot` in rocSOLVER's larf kernels) is not shown here.
+pub fn orders(before: &[&str], after: &[&str], name: &str, scalar: bool) -> bool {
+    let write = Regex::new(&format!(
+        r"\b{}\b\s*(\[[^;]*?\])?\s*(?:=[^=]|\+=|-=|\*=|/=)",
+        regex::escape(name)
+    ))
+    .expect("escaped name");
+    let use_ = Regex::new(&format!(r"\b{}\b\s*(\[[^;=]*?\])?", regex::escape(name)))
+        .expect("escaped name");
+    let squash = |t: &str| t.split_whitespace().collect::<String>();
+    let mut written: Vec<Option<String>> = Vec::new();
+    for l in before {
+        for c in write.captures_iter(l) {
+            written.push(c.get(1).map(|m| squash(m.as_str())));
+        }
+    }
+    if written.is_empty() {
+        return false;
+    }
+    after.iter().any(|code| {
+        let writes: Vec<usize> = write.find_iter(code).map(|m| m.start()).collect();
+        use_.captures_iter(code).any(|c| {
+            let m = c.get(0).expect("match");
+            // A plain `name[i] = ...` only writes; `+=` and the rest read too.
+            let plain_write = writes.contains(&m.start())
+                && code[m.end()..].trim_start().starts_with('=')
+                && !code[m.end()..].trim_start().starts_with("==");
+            if plain_write {
+                return false;
+            }
+            match c.get(1) {
+                None => scalar,
+                Some(sub) => !written.contains(&Some(squash(sub.as_str()))),
+            }
+        })
+    })
+}
+
+/// For each `__syncthreads()` of `lines` (code, comments cut), by index, the shared
+/// variables it orders between the code since the barrier before it and the code up to
+/// the next one ([`orders`]), in the order they are declared; none where none is seen.
+pub fn barrier_orders(lines: &[&str]) -> Vec<(usize, Vec<String>)> {
+    let shared = shared_names(lines);
+    let at: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.contains("__syncthreads()"))
+        .map(|(k, _)| k)
+        .collect();
+    at.iter()
+        .enumerate()
+        .map(|(n, &k)| {
+            let from = if n == 0 { 0 } else { at[n - 1] + 1 };
+            let to = at.get(n + 1).copied().unwrap_or(lines.len());
+            let names = shared
+                .iter()
+                .filter(|(name, scalar)| orders(&lines[from..k], &lines[k + 1..to], name, *scalar))
+                .map(|(name, _)| name.clone())
+                .collect();
+            (k, names)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_declarations_in_every_form_are_read() {
+        let body = "{ __shared__ T sval[MAX_THDS / WS]; T __shared__ xs; \
+            __shared__ int _info, imax; __shared__ S absakk, colmax[(NB + 1) * 2]; \
+            extern __shared__ double lmem[]; __shared__ rocblas_complex_num<float> c[N][M]; }";
+        let got: Vec<(String, String, String)> = shared_declarations(body)
+            .into_iter()
+            .map(|d| (d.ty, d.name, d.dims))
+            .collect();
+        assert!(shared_declarations(body)[6].dynamic);
+        let want = [
+            ("T", "sval", "[MAX_THDS / WS]"),
+            ("T", "xs", ""),
+            ("int", "_info", ""),
+            ("int", "imax", ""),
+            ("S", "absakk", ""),
+            ("S", "colmax", "[(NB + 1) * 2]"),
+            ("double", "lmem", "[]"),
+            ("rocblas_complex_num<float>", "c", "[N][M]"),
+        ];
+        let want: Vec<(String, String, String)> = want
+            .iter()
+            .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+            .collect();
+        assert_eq!(got, want);
+        let at = shared_declarations(body)[1].at;
+        assert!(body[at..].starts_with("xs;"));
+    }
+
+    #[test]
+    fn a_barrier_orders_a_write_before_it_and_another_threads_read_after_it() {
+        let kernel = [
+            "__shared__ T sval[256];",
+            "__syncthreads();",
+            "sval[tid] = x[tid];",
+            "__syncthreads();",
+            "if(tid == 0) y = sval[1] + sval[0];",
+            "__syncthreads();",
+        ];
+        let got = barrier_orders(&kernel);
+        // At the start and end nothing is ordered; the middle one orders `sval`.
+        assert_eq!(
+            got,
+            [(1, vec![]), (3, vec!["sval".to_string()]), (5, vec![])]
+        );
+        // A thread reading back its own element needs no barrier.
+        let own = [
+            "__shared__ T s[64];",
+            "s[tid] = a;",
+            "__syncthreads();",
+            "b = s[tid];",
+        ];
+        assert_eq!(barrier_orders(&own), [(2, vec![])]);
+        // A scalar one thread writes and all read.
+        let scalar = [
+            "__shared__ int _info;",
+            "if(tid == 0) _info = 0;",
+            "__syncthreads();",
+            "if(_info) return;",
+        ];
+        assert_eq!(barrier_orders(&scalar), [(2, vec!["_info".to_string()])]);
+    }
+}
