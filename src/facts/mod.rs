@@ -324,6 +324,7 @@ fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 struct Detectors {
     ret_status: Regex,
     ret_any: Regex,
+    ret_query_ternary: Regex,
     dynamic_shared: Regex,
     barrier: Regex,
     atomic: Regex,
@@ -346,6 +347,7 @@ fn detectors() -> &'static Detectors {
         Detectors {
             ret_status: r(r"^return\s*\(?\s*([a-z]\w*_status_\w+)\s*\)?\s*;$"),
             ret_any: r(r"^return\s+(.+?)\s*;$"),
+            ret_query_ternary: r(r"^return\s*\(?\s*handle\s*->\s*is_device_memory_size_query\s*\(\s*\)\s*\)?\s*\?\s*\(?\s*([a-z]\w*_status_\w+)\s*\)?\s*:\s*\(?\s*([a-z]\w*_status_\w+)\s*\)?\s*;$"),
             dynamic_shared: r(r"\bextern\s+__shared__\b|\bHIP_DYNAMIC_SHARED\b"),
             barrier: r(r"\b(__syncthreads|__threadfence\w*|__syncwarp|__builtin_amdgcn_s_barrier|__builtin_amdgcn_fence)\s*\("),
             atomic: r(r"\b(atomic[A-Z]\w*|__hip_atomic\w*|__atomic_\w+|rocblas_atomic\w*)\s*\("),
@@ -1848,15 +1850,20 @@ impl<'a> FactReader<'a> {
                 }
                 continue;
             }
-            let Some(c) = d.ret_status.captures(&text) else {
-                continue;
+            // `return handle->is_device_memory_size_query() ? size_unchanged : success;`:
+            // the status of a call that is not a size query, the other one said beside it.
+            let (status, in_query) = match d.ret_status.captures(&text) {
+                Some(c) => (c[1].to_string(), None),
+                None => match d.ret_query_ternary.captures(&text) {
+                    Some(c) => (c[2].to_string(), Some(c[1].to_string())),
+                    None => continue,
+                },
             };
             // A `switch` mapping one status to another is a translation table, not a
             // check of the API's arguments.
             if s.conds.iter().any(|c| c.starts_with("switch (")) {
                 continue;
             }
-            let status = c[1].to_string();
             if status.ends_with("_status_continue") {
                 continue;
             }
@@ -1867,6 +1874,9 @@ impl<'a> FactReader<'a> {
             };
             let mut v = BTreeMap::new();
             v.insert("status".into(), status.clone());
+            if let Some(q) = in_query {
+                v.insert("in_size_query".into(), q);
+            }
             // The test in the names the outermost caller gives its words, to compare
             // with a return in another function.
             let outer = binder.outer_names(i);

@@ -42,7 +42,6 @@ pub fn template_ids() -> Vec<(&'static str, &'static str)> {
         &RUNTIME_CALLS,
         &STORES,
         &STATIC_STATE,
-        &RETURN,
         &DEVICE_MEMORY,
         &VARIANT_FORMS,
     ]
@@ -428,10 +427,10 @@ fn when(f: &Fact) -> String {
 const MAX_BODY_CHARS: usize = 4000;
 
 /// Whether sentences fit one answer: at most [`MAX_ITEMS`] bullets of about
-/// [`MAX_BODY_CHARS`].
-fn fits(stated: &[(String, Vec<&Fact>)]) -> bool {
+/// [`MAX_BODY_CHARS`], with the lead line said ahead of them.
+fn fits(stated: &[(String, Vec<&Fact>)], lead: &str) -> bool {
     stated.len() <= MAX_ITEMS
-        && stated.iter().map(|(l, _)| l.len() + 3).sum::<usize>() <= MAX_BODY_CHARS
+        && lead.len() + stated.iter().map(|(l, _)| l.len() + 3).sum::<usize>() <= MAX_BODY_CHARS
 }
 
 /// A unit of the facts that state a sentence, in order; a fact whose sentence has a
@@ -573,7 +572,7 @@ fn led_unit<'a>(
     if stated.is_empty() {
         return Vec::new();
     }
-    if fits(&stated) {
+    if fits(&stated, &lead) {
         return vec![make(String::new(), stated)];
     }
     // Runs of sentences about one function's code, in order.
@@ -610,9 +609,9 @@ fn led_unit<'a>(
             .first()
             .map(|f| f.function.clone())
             .unwrap_or_default();
-        if fits(&run) {
+        if fits(&run, &lead) {
             let joined: Vec<_> = part.iter().chain(run.iter()).cloned().collect();
-            if !fits(&joined) {
+            if !fits(&joined, &lead) {
                 flush(&mut part, &mut functions, &mut out);
             }
             if !functions.contains(&function) {
@@ -632,7 +631,7 @@ fn led_unit<'a>(
         for s in run {
             let mut with = piece.clone();
             with.push(s.clone());
-            if !piece.is_empty() && !fits(&with) {
+            if !piece.is_empty() && !fits(&with, &lead) {
                 out.push(make(
                     lines_scope(&function, &piece),
                     std::mem::take(&mut piece),
@@ -963,8 +962,11 @@ fn statement(f: &Fact) -> Option<String> {
             through_macro(f),
         ),
         FactKind::ArgCheck | FactKind::QuickReturn => format!(
-            "{func} returns {} if {} ({at}){when}.",
+            "{func} returns {}{} if {} ({at}){when}.",
             value("status")?,
+            value("in_size_query")
+                .map(|q| format!(" ({q} in a device-memory size query)"))
+                .unwrap_or_default(),
             value("condition")?,
         ),
         FactKind::PointerMode => format!("{func} tests {} ({at}){when}.", value("condition")?),
@@ -1270,6 +1272,23 @@ fn passing_clause(f: &Fact, passing: &BTreeMap<(&str, &str), BTreeSet<String>>) 
 /// queries) in the order the code runs them, so that each is read with those before it
 /// (a null `x` is an error only once `n <= 0` has returned success). Numerics checking's
 /// returns are left out: they run only when the handle asks for them.
+/// Whether a return's own lines (its test through its `return`) reach a launch first:
+/// `if(0 == *alpha) { set_block_unit(...); return rocblas_status_success; }` zeroes B
+/// with a kernel before it returns. A fact's `order` is the line of each call down its
+/// path, so a launch reached from those lines shares the return's path up to them.
+fn launches_in_its_block(af: &ApiFacts, r: &Fact) -> bool {
+    let Some((&line, path)) = r.order.split_last() else {
+        return false;
+    };
+    let end = r.end_line.max(line);
+    af.facts.iter().any(|f| {
+        f.kind == FactKind::Launch
+            && f.order.len() > path.len()
+            && f.order.starts_with(path)
+            && (line..=end).contains(&f.order[path.len()])
+    })
+}
+
 fn early_returns(af: &ApiFacts) -> Vec<&Fact> {
     // A return the code reaches after some launch site is not one before any launch.
     let first_launch = af
@@ -1296,6 +1315,7 @@ fn early_returns(af: &ApiFacts) -> Vec<&Fact> {
             // Inside a loop the API has run code before: not a return before it.
             && !f.conditions.iter().any(|c| c.starts_with("loop:"))
             && (f.order.is_empty() || first_launch.is_none_or(|l| f.order < *l))
+            && !launches_in_its_block(af, f)
     })
     .collect();
     out.sort_by(|a, b| (a.order.is_empty(), &a.order).cmp(&(b.order.is_empty(), &b.order)));
@@ -1540,48 +1560,7 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         &kinds(af, &[FactKind::StaticState]),
         statement,
     ));
-    // An API with little code of its own (host bookkeeping) is also asked what its
-    // definition returns, where that is an expression of its own
-    // (`handle && handle->device_memory_owner == ...`). A bare status, its
-    // declaration, or the try-block every C entry shares restate the header or
-    // what every API does, and teach nothing.
-    if out.len() < MIN_FACT_ENTRIES {
-        let returns: Vec<&Fact> = kinds(af, &[FactKind::Return])
-            .into_iter()
-            .filter(|f| {
-                f.values
-                    .get("returns")
-                    .is_some_and(|v| !is_bare_status(v) && !is_forward(v))
-            })
-            .collect();
-        out.extend(unit(&RETURN, "", &returns, statement));
-    }
     out
-}
-
-/// A returned value that is one call and nothing else (`rocblas_get_vector_64(n, ...)`,
-/// `rocsolver::rocsolver_log_end_impl()`, `handle->set_optimal_device_memory_size(total)`):
-/// the API forwards, and what comes back is the callee's, which its own code decides.
-fn is_forward(v: &str) -> bool {
-    let v = v.trim().trim_matches('`');
-    let Some(open) = v.find('(') else {
-        return false;
-    };
-    let callee = &v[..open];
-    let name = callee.split('<').next().unwrap_or(callee);
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b':' | b'-' | b'>' | b'.'))
-        && v.ends_with(')')
-        && whole_parens(&v[open..]).is_some()
-}
-
-/// A returned value that is one status and nothing else: `rocblas_status_success`,
-/// `rocblas_status_invalid_handle`.
-fn is_bare_status(v: &str) -> bool {
-    let v = v.trim().trim_matches('`');
-    v.starts_with("rocblas_status_") && v.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
 const VARIANT_FORMS: Template = Template {
@@ -1812,13 +1791,24 @@ fn variant_units<'a>(all: &[&'a ApiFacts]) -> Vec<(Vec<&'a ApiFacts>, Unit<'a>)>
                                 f.function_lines,
                             ))
                         });
+                    // Where some launches sit outside those loops (the `_64` launcher
+                    // handing sizes that fit to the 32-bit one), only some paths run
+                    // in them.
+                    let some = launches
+                        .iter()
+                        .any(|f| !f.conditions.iter().any(|c| loops.contains(&c.as_str())));
                     // Not knowing which function holds the loops, the clause is left out.
                     if let Some((function, file, (s, e))) = holder {
                         clauses.push(format!(
-                            "launches its kernels inside {} {}, which {rname}'s launches are not in (in {}, {file}:{s}-{e})",
+                            "launches its kernels inside {} {}, which {rname}'s launches are not in (in {}, {file}:{s}-{e}){}",
                             if heads.len() == 1 { "the loop" } else { "the loops" },
                             listed_all(&heads),
                             code(function),
+                            if some {
+                                ", on some paths only: its other launches are outside it"
+                            } else {
+                                ""
+                            },
                         ));
                         facts.push(f);
                     }
@@ -1891,21 +1881,6 @@ fn variant_units<'a>(all: &[&'a ApiFacts]) -> Vec<(Vec<&'a ApiFacts>, Unit<'a>)>
 /// The fact entries every API should have at least; the manifest names those with
 /// fewer, and why.
 pub const MIN_FACT_ENTRIES: usize = 3;
-
-const RETURN: Template = Template {
-    id: "facts-return",
-    category: "semantics",
-    questions: [
-        "What does the definition of {apis} return once no earlier branch has returned?",
-        "Where does the definition of {apis} hand back its result, and what does it return there?",
-        "Past its checks, what does the body of {apis} return?",
-    ],
-    intros: [
-        "In the API's own definition:",
-        "Read off the definition:",
-        "The definition ends its work with:",
-    ],
-};
 
 const DEVICE_MEMORY: Template = Template {
     id: "facts-device-memory",
@@ -2966,24 +2941,6 @@ mod tests {
             "neither `a` nor `b` holds"
         );
         assert_eq!(guard_clauses(&["a", "b"]).0, "`a` and `b`");
-    }
-
-    #[test]
-    fn a_return_that_forwards_to_one_call_is_told_from_an_expression() {
-        assert!(is_forward(
-            "rocblas_get_vector_64(n, elem_size, x_d, incx, y_h, incy)"
-        ));
-        assert!(is_forward("rocsolver::rocsolver_log_end_impl()"));
-        assert!(is_forward(
-            "rocsolver::rocsolver_csrrf_analysis_impl<float>(handle, n, nrhs)"
-        ));
-        assert!(is_forward("handle->set_optimal_device_memory_size(total)"));
-        assert!(!is_forward(
-            "handle && handle->is_device_memory_size_query()"
-        ));
-        assert!(!is_forward("f(a) + g(b)"));
-        assert!(!is_forward("ptr == attribute.devicePointer ? a : b"));
-        assert!(!is_forward("\"<undefined rocblas_status value>\""));
     }
 
     #[test]
