@@ -1479,27 +1479,20 @@ impl<'a> FactReader<'a> {
             let (at, name, dims) = (decl.at, decl.name.as_str(), tidy(&decl.dims));
             let mut v = BTreeMap::new();
             v.insert("type".into(), tidy(&decl.ty));
-            if dims.is_empty() {
-                // A scalar: one value per block (`__shared__ int _info;`).
-                v.insert("elements".into(), "1".into());
-                let line = t.line_of(b.open + at);
-                let (conds, _) = b.conds_at(b.open + at);
-                let Ok(conds) = decided(&conds, &binder.env_at(i, b.open + at)) else {
-                    continue;
-                };
-                let mut f = fact(FactKind::SharedMemory, name, line, v);
-                f.conditions = conds;
-                out.push(f);
-                continue;
-            }
-            v.insert("size".into(), dims.clone());
-            let prod: Option<i64> = dims
-                .split('[')
-                .skip(1)
-                .map(|x| eval_int(&substitute(x.trim_end_matches(']').trim(), kv)))
-                .try_fold(1i64, |acc, x| x.and_then(|x| acc.checked_mul(x)));
+            // A scalar holds one value per block (`__shared__ int _info;`).
+            let prod: Option<i64> = if dims.is_empty() {
+                Some(1)
+            } else {
+                v.insert("size".into(), dims.clone());
+                dims.split('[')
+                    .skip(1)
+                    .map(|x| eval_int(&substitute(x.trim_end_matches(']').trim(), kv)))
+                    .try_fold(1i64, |acc, x| x.and_then(|x| acc.checked_mul(x)))
+            };
             if let Some(p) = prod {
                 v.insert("elements".into(), p.to_string());
+            }
+            if prod.is_some() && !dims.is_empty() {
                 let each: Vec<String> = dims
                     .split('[')
                     .skip(1)
