@@ -1740,9 +1740,6 @@ impl<'a> FactReader<'a> {
         let returns = detectors().ret_any.captures(&text)?[1].to_string();
         let mut v = BTreeMap::new();
         v.insert("returns".into(), returns);
-        if !b.returns_before(&t.s, s.start).is_empty() {
-            v.insert("after_returns".into(), "true".into());
-        }
         Some(Fact {
             kind: FactKind::Return,
             subject: n.name.clone(),

@@ -1044,10 +1044,6 @@ fn statement(f: &Fact) -> Option<String> {
                 value("returns")?
             )
         }
-        FactKind::Return if f.values.contains_key("after_returns") => format!(
-            "{func} returns {} once no earlier branch has returned ({at}).",
-            value("returns")?
-        ),
         FactKind::Return => format!("{func} returns {} ({at}).", value("returns")?),
         FactKind::Definition => match value("handler") {
             Some(h) => format!(
