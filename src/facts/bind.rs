@@ -640,6 +640,11 @@ impl<'a> Binder<'a> {
                         got.insert(format!("{HOLDS}{r}"), Value::Bool(true));
                     }
                 }
+                for ((_, p), a) in own.params.iter().zip(&s.args) {
+                    for c in argument_bounds(&ct, &cb, s.at, a, &held, p) {
+                        got.insert(format!("{HOLDS}{c}"), Value::Bool(true));
+                    }
+                }
                 // The handle goes down with its pointer mode, where the caller set it.
                 if own.params.iter().any(|(_, p)| p == "handle") {
                     if let Some(m) = cenv.values.get(POINTER_MODE) {
@@ -1434,6 +1439,138 @@ fn chunk_sizes(t: &Text, b: &Body, at: usize) -> Vec<String> {
     out
 }
 
+/// What the caller knows of an argument computed from its names, as conditions on
+/// the parameter `param` it binds: `n - 1` where `n >= 2` holds gives `param >= 1`
+/// (larfg's dot of the `n - 1` elements below its first); `m - j` inside
+/// `for (j = 0; j < dim; ++j)` with `dim = std::min(m, n)` gives `param >= 1`
+/// (geqr2's column loop).
+fn argument_bounds(
+    t: &Text,
+    b: &Body,
+    at: usize,
+    arg: &str,
+    held: &[String],
+    param: &str,
+) -> Vec<String> {
+    static SUM: OnceLock<Regex> = OnceLock::new();
+    let sum = SUM.get_or_init(|| {
+        Regex::new(r"^\(?\s*([A-Za-z_]\w*)\s*([+-])\s*(\w+)\s*\)?$").expect("static regex")
+    });
+    static LESS: OnceLock<Regex> = OnceLock::new();
+    let less = LESS.get_or_init(|| {
+        Regex::new(r"^\(?\s*([A-Za-z_]\w*)\s*-\s*([A-Za-z_]\w*)\s*-\s*(\d+)\s*\)?$")
+            .expect("static regex")
+    });
+    // `x - y` or `x - y - k` (gebd2's `n - j - 1`): at least 1 - k where the loop
+    // keeps y below x.
+    let (x, y, k) = if let Some(m) = less.captures(arg.trim()) {
+        let Ok(k) = m[3].parse::<i64>() else {
+            return Vec::new();
+        };
+        (m.get(1), m.get(2), k)
+    } else {
+        let Some(m) = sum.captures(arg.trim()) else {
+            return Vec::new();
+        };
+        let minus = &m[2] == "-";
+        if let Ok(k) = m[3].parse::<i64>() {
+            return super::eval::shifted_bounds(held, &m[1], if minus { -k } else { k }, param);
+        }
+        if !minus {
+            return Vec::new();
+        }
+        (m.get(1), m.get(3), 0)
+    };
+    let (Some(x), Some(y)) = (x.map(|g| g.as_str()), y.map(|g| g.as_str())) else {
+        return Vec::new();
+    };
+    static HEAD: OnceLock<Regex> = OnceLock::new();
+    let head = HEAD.get_or_init(|| {
+        Regex::new(r"^loop: for \([^;]*;\s*(\w+)\s*<\s*(\w+)\s*;[^;]*\)$").expect("static regex")
+    });
+    let (conds, offsets) = b.conds_at(at);
+    for (c, &from) in conds.iter().zip(&offsets) {
+        let Some(h) = head.captures(c) else {
+            continue;
+        };
+        if &h[1] != y || from >= at {
+            continue;
+        }
+        // The loop's own step is the only write of its index before the call.
+        let Some(header_close) = matching_close(&t.s, from).filter(|&k| k < at) else {
+            continue;
+        };
+        if writes_after(&t.s[..at], y, header_close, false) {
+            continue;
+        }
+        let limit = &h[2];
+        if limit == x
+            || min_of(&t.s[b.open..from], limit).iter().any(|a| a == x)
+            || held.iter().any(|c| at_most(c, limit, x))
+        {
+            return vec![format!("{param} >= {}", 1 - k)];
+        }
+    }
+    Vec::new()
+}
+
+/// Does the held condition `c` say `a <= b` (`m >= n` inside gebd2's `if(m >= n)`,
+/// `not (m >= n)` in its `else`)?
+fn at_most(c: &str, a: &str, b: &str) -> bool {
+    let c: String = c.split_whitespace().collect::<Vec<_>>().join(" ");
+    let says = [
+        format!("{b} >= {a}"),
+        format!("{b} > {a}"),
+        format!("{a} <= {b}"),
+        format!("{a} < {b}"),
+        format!("{a} == {b}"),
+        format!("{b} == {a}"),
+        format!("not ({b} < {a})"),
+        format!("not ({b} <= {a})"),
+        format!("not ({a} > {b})"),
+        format!("not ({a} >= {b})"),
+    ];
+    says.contains(&c)
+}
+
+/// The offset of the `)` closing the first `(` at or past `from`.
+fn matching_close(s: &str, from: usize) -> Option<usize> {
+    let open = from + s[from..].find('(')?;
+    let mut depth = 0i32;
+    for (k, ch) in s[open..].char_indices() {
+        match ch {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The two names a local of `text` is set to the smaller of, where it is declared
+/// `name = std::min(a, b)` and not written after.
+fn min_of(text: &str, name: &str) -> Vec<String> {
+    let Ok(re) = Regex::new(&format!(
+        r"\b{}\s*=\s*std::min\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)\s*;",
+        regex::escape(name)
+    )) else {
+        return Vec::new();
+    };
+    let Some(m) = re.captures(text) else {
+        return Vec::new();
+    };
+    let end = m.get(0).map_or(0, |g| g.end());
+    if writes_after(text, name, end, true) {
+        return Vec::new();
+    }
+    vec![m[1].to_string(), m[2].to_string()]
+}
+
 /// `cond` in the callee's names, where every name in it is a parameter the call passes
 /// (`names`: caller's name to callee's) or means the same in both (an enumerator, a
 /// library constant, a member); `None` where one is the caller's own.
@@ -1495,7 +1632,20 @@ fn root_name(a: &str) -> Option<&str> {
     let open = a.find('(')?;
     let callee = &a[..open];
     let inner = a[open + 1..].strip_suffix(')')?.trim();
-    (callee.contains("cast") && ident(inner)).then_some(inner)
+    // An integer conversion keeps the value where the conditions that hold allow it
+    // (`rocblas_int(n)` of a chunk no larger than `c_i64_grid_X_chunk`).
+    let integer = matches!(
+        callee.trim(),
+        "rocblas_int"
+            | "int32_t"
+            | "int64_t"
+            | "int"
+            | "size_t"
+            | "rocblas_stride"
+            | "API_INT"
+            | "I"
+    );
+    ((callee.contains("cast") || integer) && ident(inner)).then_some(inner)
 }
 
 /// The type of an argument: a parameter of the caller passed by name (or a local
@@ -2029,6 +2179,8 @@ mod tests {
         assert_eq!(root_name("cast2constType<T>(B)"), Some("B"));
         assert_eq!(root_name("(const T*) B"), Some("B"));
         assert_eq!(root_name("B + shiftB"), None);
+        assert_eq!(root_name("rocblas_int(n)"), Some("n"));
+        assert_eq!(root_name("rocblas_abs(n)"), None);
         // rocblas.hpp:1524-1526 passes B as both the input and the output of trmm;
         // rocblas_trmm_kernels.cpp:2251 then reads `dB == dC` as true.
         let mut env = Env::default();
@@ -2132,6 +2284,55 @@ mod tests {
         let src = "rocblas_status f(int64_t n_64, int64_t batch_count_64) {\n for(int64_t b_base = 0; b_base < batch_count_64; b_base += c_i64_grid_YZ_chunk)\n {\n int32_t batch_count = int32_t(std::min(batch_count_64 - b_base, c_i64_grid_YZ_chunk));\n for(int64_t n_base = 0, pass = 0; n_base < n_64; n_base += c_i64_grid_X_chunk, pass++)\n {\n int32_t n = int32_t(std::min(n_64 - n_base, c_i64_grid_X_chunk));\n int32_t m = int32_t(std::min(n_64 - n_base, other));\n rocblas_status status = launcher(n, batch_count, m);\n }\n }\n return rocblas_status_success;\n}\n";
         let (t, b, at) = parsed(src, "f", "launcher(");
         assert_eq!(chunk_sizes(&t, &b, at), ["batch_count >= 1", "n >= 1"]);
+    }
+
+    #[test]
+    fn an_argument_computed_from_held_names_is_bounded_in_the_callee() {
+        // roclapack_geqr2.hpp's column loop, cut down: `m - j` with `j < min(m, n)`.
+        let src = "rocblas_status f(int m, int n) {\n if(m == 0 || n == 0)\n return rocblas_status_success;\n int dim = std::min(m, n);\n for(int j = 0; j < dim; ++j)\n {\n larfg(m - j, n - j);\n }\n return rocblas_status_success;\n}\n";
+        let (t, b, at) = parsed(src, "f", "larfg(");
+        let held = held_at(&t, &b, at, &Env::default());
+        assert_eq!(argument_bounds(&t, &b, at, "m - j", &held, "n"), ["n >= 1"]);
+        // min(m, n) <= n as well.
+        assert_eq!(argument_bounds(&t, &b, at, "n - j", &held, "k"), ["k >= 1"]);
+        // roclapack_gebd2.hpp:178: `n - j - 1` with `j < n` is never negative.
+        assert_eq!(
+            argument_bounds(&t, &b, at, "n - j - 1", &held, "k"),
+            ["k >= 0"]
+        );
+        assert!(argument_bounds(&t, &b, at, "n - i - 1", &held, "k").is_empty());
+        // roclapack_gebd2.hpp:134-140: `m - j` with `j < n` inside `if(m >= n)`, and
+        // `n - j` with `j < m` in its `else`.
+        let src = "rocblas_status f(int m, int n) {\n if(m >= n)\n {\n for(int j = 0; j < n; j++)\n larfg(m - j);\n }\n else\n {\n for(int j = 0; j < m; j++)\n larfg(n - j);\n }\n return rocblas_status_success;\n}\n";
+        for (call, arg) in [("larfg(m", "m - j"), ("larfg(n", "n - j")] {
+            let (t, b, at) = parsed(src, "f", call);
+            let held = held_at(&t, &b, at, &Env::default());
+            assert_eq!(
+                argument_bounds(&t, &b, at, arg, &held, "n"),
+                ["n >= 1"],
+                "{held:?}"
+            );
+        }
+        // A loop index written in the body bounds nothing.
+        let src2 = src.replace("larfg(m - j", "j += 2;\n larfg(m - j");
+        let (t2, b2, at2) = parsed(&src2, "f", "larfg(");
+        assert!(argument_bounds(&t2, &b2, at2, "m - j", &held, "n").is_empty());
+        // rocauxiliary_larfg.hpp:266-296, cut down: past `n == 0` and (for a real
+        // type) `n == 1`, the dot of the `n - 1` elements below the first has `n >= 1`.
+        let held = [
+            "n >= 1".to_string(),
+            "not (n == 0 || batch_count == 0)".to_string(),
+            "not (n == 1)".to_string(),
+        ];
+        assert_eq!(
+            super::super::eval::shifted_bounds(&held, "n", -1, "n"),
+            ["n >= 1"]
+        );
+        // Without the real type's return, `n - 1` may be 0.
+        assert_eq!(
+            super::super::eval::shifted_bounds(&held[..2], "n", -1, "n"),
+            ["n >= 0"]
+        );
     }
 
     #[test]

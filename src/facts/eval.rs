@@ -157,6 +157,17 @@ impl Bound {
         });
     }
 
+    /// A bound that is also an excluded value moves past it (`n >= 0`, `n != 0`,
+    /// `n != 1` is `n >= 2`).
+    fn tighten(&mut self) {
+        while let Some(l) = self.lo.filter(|l| self.ne.contains(l)) {
+            self.lo = l.checked_add(1);
+        }
+        while let Some(h) = self.hi.filter(|h| self.ne.contains(h)) {
+            self.hi = h.checked_sub(1);
+        }
+    }
+
     fn add(&mut self, op: &str, k: i64) {
         let (lo, hi) = match op {
             "==" => {
@@ -255,6 +266,44 @@ fn read_bounds<'c>(held: impl Iterator<Item = &'c str>) -> BTreeMap<String, Boun
         }
         for (name, set) in sets {
             out.entry(name).or_default().only(set);
+        }
+    }
+    for b in out.values_mut() {
+        b.tighten();
+    }
+    out
+}
+
+/// What held conditions say of `name + by`, written as conditions on `to`: where
+/// `n >= 2` holds, a parameter bound to `n - 1` is at least 1.
+pub fn shifted_bounds(held: &[String], name: &str, by: i64, to: &str) -> Vec<String> {
+    let all = read_bounds(held.iter().map(String::as_str));
+    let Some(b) = all.get(name) else {
+        return Vec::new();
+    };
+    let shift = |v: i64| v.checked_add(by);
+    let mut out = Vec::new();
+    if let Some(l) = b.lo.and_then(shift) {
+        out.push(format!("{to} >= {l}"));
+    }
+    if let Some(h) = b.hi.and_then(shift) {
+        out.push(format!("{to} <= {h}"));
+    }
+    for k in &b.ne {
+        if b.lo.is_none_or(|l| *k > l) && b.hi.is_none_or(|h| *k < h) {
+            if let Some(v) = shift(*k) {
+                out.push(format!("{to} != {v}"));
+            }
+        }
+    }
+    if let Some(set) = &b.one_of {
+        let any: Vec<String> = set
+            .iter()
+            .filter_map(|k| shift(*k))
+            .map(|v| format!("{to} == {v}"))
+            .collect();
+        if !any.is_empty() {
+            out.push(any.join(" || "));
         }
     }
     out
