@@ -624,6 +624,13 @@ impl<'a> Binder<'a> {
                     .collect();
                 let mut held = held_at(&ct, &cb, s.at, &cenv);
                 held.extend(self.checked_before(c, &ct, &cb, s.at));
+                held.extend(constructed_fields(
+                    &ct,
+                    &cb,
+                    s.at,
+                    &s.args,
+                    &self.code.constructors(&caller.lib),
+                ));
                 let caller_params: Vec<(String, String)> = chead
                     .as_deref()
                     .map(|h| h.params.clone())
@@ -756,6 +763,116 @@ pub type DeclaredDefaults = HashMap<String, Vec<Vec<Option<String>>>>;
 
 /// The parameter defaults written on declarations (`f(int a, T* w = nullptr);`) in
 /// the given `(path, text)` headers.
+/// Per class: its constructors that set members straight from parameters, each as
+/// its arity and `(parameter index, member)` pairs (tensile_host.hpp's
+/// `RocblasContractionProblem(..., const TiA* const* batch_A, ...) : ..., batch_A(batch_A)`).
+pub type Constructors = HashMap<String, Vec<(usize, Vec<(usize, String)>)>>;
+
+/// The constructors with a member-initializer list in a library's headers.
+pub fn constructors<'t>(headers: impl Iterator<Item = (&'t str, &'t str)>) -> Constructors {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(
+            r"\b([A-Za-z_]\w*)\s*\(((?:[^;{}()]|\([^;{}()]*\))*)\)\s*:\s*((?:[A-Za-z_]\w*\s*\([^;{}()]*\)\s*,?\s*)+)\{",
+        )
+        .expect("static regex")
+    });
+    static INIT: OnceLock<Regex> = OnceLock::new();
+    let init = INIT.get_or_init(|| {
+        Regex::new(r"([A-Za-z_]\w*)\s*\(\s*([A-Za-z_]\w*)\s*\)").expect("static regex")
+    });
+    let mut out = Constructors::new();
+    for (_, text) in headers {
+        for c in re.captures_iter(text) {
+            let params: Vec<String> = split_args(&c[2], true)
+                .iter()
+                .map(|p| {
+                    let decl = p.split('=').next().unwrap_or("");
+                    decl.rsplit(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                        .find(|w| !w.is_empty())
+                        .unwrap_or("")
+                        .to_string()
+                })
+                .collect();
+            let fields: Vec<(usize, String)> = init
+                .captures_iter(&c[3])
+                .filter_map(|m| {
+                    let k = params.iter().position(|p| *p == m[2])?;
+                    Some((k, m[1].to_string()))
+                })
+                .collect();
+            if !fields.is_empty() {
+                out.entry(c[1].to_string())
+                    .or_default()
+                    .push((params.len(), fields));
+            }
+        }
+    }
+    out
+}
+
+/// What a local built by a constructor of `ctors` before offset `at` holds of the
+/// members it set from a literal, for each argument of a call that passes the local
+/// (`problem.batch_A == 0` where gemm_tensile.hpp:188 builds the strided problem with
+/// `nullptr` for `batch_A`).
+fn constructed_fields(
+    t: &Text,
+    b: &Body,
+    at: usize,
+    args: &[String],
+    ctors: &Constructors,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let text = &t.s[b.open..at];
+    for a in args {
+        let local = a.trim();
+        if !local.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || local.is_empty() {
+            continue;
+        }
+        // Most arguments are no such local: look for `local {` before building a regex.
+        let braced = text
+            .match_indices(local)
+            .any(|(k, _)| text[k + local.len()..].trim_start().starts_with('{'));
+        if !braced {
+            continue;
+        }
+        let Ok(re) = Regex::new(&format!(
+            r"\b([A-Za-z_]\w*)\s*(?:<[^;{{}}]*>)?\s+{}\s*\{{",
+            regex::escape(local)
+        )) else {
+            continue;
+        };
+        let Some(m) = re.captures_iter(text).last() else {
+            continue;
+        };
+        let Some(list) = ctors.get(&m[1]) else {
+            continue;
+        };
+        let open = m.get(0).map_or(0, |g| g.end() - 1);
+        let close = Scanner::new(text).matching(open);
+        if close <= open || close >= text.len() || writes_after(text, local, close, false) {
+            continue;
+        }
+        let given = split_args(&text[open + 1..close], true);
+        let fits: Vec<_> = list.iter().filter(|(n, _)| *n == given.len()).collect();
+        let [(_, fields)] = fits.as_slice() else {
+            continue;
+        };
+        for (k, member) in fields {
+            let v = given[*k].trim();
+            let literal = if v == "nullptr" {
+                Some(0)
+            } else {
+                v.parse::<i64>().ok()
+            };
+            if let Some(v) = literal {
+                out.push(format!("{local}.{member} == {v}"));
+            }
+        }
+    }
+    out
+}
+
 pub fn declared_defaults<'t>(
     headers: impl Iterator<Item = (&'t str, &'t str)>,
 ) -> DeclaredDefaults {
@@ -1452,6 +1569,9 @@ fn argument_bounds(
     held: &[String],
     param: &str,
 ) -> Vec<String> {
+    if !arg.contains(['-', '+']) {
+        return Vec::new();
+    }
     static SUM: OnceLock<Regex> = OnceLock::new();
     let sum = SUM.get_or_init(|| {
         Regex::new(r"^\(?\s*([A-Za-z_]\w*)\s*([+-])\s*(\w+)\s*\)?$").expect("static regex")
@@ -2333,6 +2453,41 @@ mod tests {
             super::super::eval::shifted_bounds(&held[..2], "n", -1, "n"),
             ["n >= 0"]
         );
+    }
+
+    #[test]
+    fn a_member_a_constructor_sets_from_a_literal_holds_where_the_object_goes() {
+        // tensile_host.hpp:126-158 and gemm_tensile.hpp:188-221, cut down.
+        let header = "struct P {\n const T* A;\n const T* const* batch_A;\n int m;\n P(rocblas_handle handle, int m, const T* A, const T* const* batch_A, bool strided = false)\n : handle(handle)\n , m(m)\n , A(A)\n , row_stride_a(1)\n , batch_A(batch_A)\n {\n }\n};\n";
+        let ctors = constructors([("p.hpp", header)].into_iter());
+        assert_eq!(
+            ctors.get("P"),
+            Some(&vec![(
+                5,
+                vec![
+                    (0, "handle".to_string()),
+                    (1, "m".to_string()),
+                    (2, "A".to_string()),
+                    (3, "batch_A".to_string())
+                ]
+            )])
+        );
+        let src = "rocblas_status f(rocblas_handle handle, const T* A, int m) {\n P<T> problem{handle, 0, A, nullptr, true};\n return run(problem, 1);\n}\n";
+        let (t, b, at) = parsed(src, "f", "run(");
+        let args = vec!["problem".to_string(), "1".to_string()];
+        assert_eq!(
+            constructed_fields(&t, &b, at, &args, &ctors),
+            ["problem.m == 0", "problem.batch_A == 0"]
+        );
+        let names: BTreeMap<&str, &str> = [("problem", "prob")].into();
+        assert_eq!(
+            renamed("problem.batch_A == 0", &names).as_deref(),
+            Some("prob.batch_A == 0")
+        );
+        // Another arity is another constructor.
+        let src = src.replace(", true}", "}");
+        let (t, b, at) = parsed(&src, "f", "run(");
+        assert!(constructed_fields(&t, &b, at, &args, &ctors).is_empty());
     }
 
     #[test]

@@ -65,6 +65,8 @@ pub struct CodeText {
     views: Mutex<HashMap<(String, String), Arc<CompilerView>>>,
     /// Per library: the parameter defaults its headers' declarations write.
     declared: Mutex<HashMap<String, Arc<bind::DeclaredDefaults>>>,
+    /// Per library: the constructors its headers define with member initializers.
+    constructors: Mutex<HashMap<String, Arc<bind::Constructors>>>,
 }
 
 impl CodeText {
@@ -106,6 +108,21 @@ impl CodeText {
         );
         locked(&self.declared).insert(lib.to_string(), d.clone());
         d
+    }
+
+    /// The constructors library `lib`'s headers define with member initializers, read once.
+    fn constructors(&self, lib: &str) -> Arc<bind::Constructors> {
+        if let Some(c) = locked(&self.constructors).get(lib) {
+            return c.clone();
+        }
+        let c = Arc::new(
+            self.trees
+                .get(lib)
+                .map(|t| bind::constructors(t.headers()))
+                .unwrap_or_default(),
+        );
+        locked(&self.constructors).insert(lib.to_string(), c.clone());
+        c
     }
 
     /// The compiler's reading of one API's graph (an empty one without a reader).
