@@ -823,32 +823,49 @@ fn constructed_fields(
     ctors: &Constructors,
 ) -> Vec<String> {
     let mut out = Vec::new();
+    if ctors.is_empty() {
+        return out;
+    }
     let text = &t.s[b.open..at];
     for a in args {
         let local = a.trim();
-        if !local.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || local.is_empty() {
+        if !local.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || !local.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        {
             continue;
         }
-        // Most arguments are no such local: look for `local {` before building a regex.
-        let braced = text
+        // The last `Class<...> local{` before the call, read backwards from each
+        // `local {` (no regex: this runs for every argument of every call).
+        let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        let bytes = text.as_bytes();
+        let decl = text
             .match_indices(local)
-            .any(|(k, _)| text[k + local.len()..].trim_start().starts_with('{'));
-        if !braced {
-            continue;
-        }
-        let Ok(re) = Regex::new(&format!(
-            r"\b([A-Za-z_]\w*)\s*(?:<[^;{{}}]*>)?\s+{}\s*\{{",
-            regex::escape(local)
-        )) else {
+            .filter(|(k, _)| *k == 0 || !word(bytes[k - 1]))
+            .filter_map(|(k, _)| {
+                let after = &text[k + local.len()..];
+                let open = k + local.len() + (after.len() - after.trim_start().len());
+                (bytes.get(open) == Some(&b'{')).then_some((k, open))
+            })
+            .filter_map(|(k, open)| {
+                let mut before = text[..k].trim_end();
+                if before.ends_with('>') {
+                    let mut depth = 0i32;
+                    let lt = before.char_indices().rev().find_map(|(i, ch)| {
+                        depth += i32::from(ch == '>') - i32::from(ch == '<');
+                        (depth == 0).then_some(i)
+                    })?;
+                    before = before[..lt].trim_end();
+                }
+                let class_at = before
+                    .rfind(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                    .map_or(0, |i| i + 1);
+                let class = &before[class_at..];
+                ctors.get(class).map(|list| (open, list))
+            })
+            .last();
+        let Some((open, list)) = decl else {
             continue;
         };
-        let Some(m) = re.captures_iter(text).last() else {
-            continue;
-        };
-        let Some(list) = ctors.get(&m[1]) else {
-            continue;
-        };
-        let open = m.get(0).map_or(0, |g| g.end() - 1);
         let close = Scanner::new(text).matching(open);
         if close <= open || close >= text.len() || writes_after(text, local, close, false) {
             continue;
