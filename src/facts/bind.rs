@@ -1634,9 +1634,13 @@ fn argument_bounds(
             continue;
         }
         // The loop's own step is the only write of its index before the call.
-        let Some(header_close) = matching_close(&t.s, from).filter(|&k| k < at) else {
+        let Some(open) = t.s[from..at].find('(').map(|k| from + k) else {
             continue;
         };
+        let header_close = Scanner::new(&t.s).matching(open);
+        if header_close >= at {
+            continue;
+        }
         if writes_after(&t.s[..at], y, header_close, false) {
             continue;
         }
@@ -1668,25 +1672,6 @@ fn at_most(c: &str, a: &str, b: &str) -> bool {
         format!("not ({a} >= {b})"),
     ];
     says.contains(&c)
-}
-
-/// The offset of the `)` closing the first `(` at or past `from`.
-fn matching_close(s: &str, from: usize) -> Option<usize> {
-    let open = from + s[from..].find('(')?;
-    let mut depth = 0i32;
-    for (k, ch) in s[open..].char_indices() {
-        match ch {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(open + k);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// The two names a local of `text` is set to the smaller of, where it is declared

@@ -97,32 +97,29 @@ impl CodeText {
 
     /// The parameter defaults library `lib`'s header declarations write, read once.
     fn declared_defaults(&self, lib: &str) -> Arc<bind::DeclaredDefaults> {
-        if let Some(d) = locked(&self.declared).get(lib) {
-            return d.clone();
-        }
-        let d = Arc::new(
-            self.trees
-                .get(lib)
-                .map(|t| bind::declared_defaults(t.headers()))
-                .unwrap_or_default(),
-        );
-        locked(&self.declared).insert(lib.to_string(), d.clone());
-        d
+        self.read_headers_once(&self.declared, lib, |t| {
+            bind::declared_defaults(t.headers())
+        })
     }
 
     /// The constructors library `lib`'s headers define with member initializers, read once.
     fn constructors(&self, lib: &str) -> Arc<bind::Constructors> {
-        if let Some(c) = locked(&self.constructors).get(lib) {
-            return c.clone();
+        self.read_headers_once(&self.constructors, lib, |t| bind::constructors(t.headers()))
+    }
+
+    /// What `read` makes of library `lib`'s headers, kept in `cache` after the first time.
+    fn read_headers_once<T: Default>(
+        &self,
+        cache: &Mutex<HashMap<String, Arc<T>>>,
+        lib: &str,
+        read: impl Fn(&ExpandedTree) -> T,
+    ) -> Arc<T> {
+        if let Some(d) = locked(cache).get(lib) {
+            return d.clone();
         }
-        let c = Arc::new(
-            self.trees
-                .get(lib)
-                .map(|t| bind::constructors(t.headers()))
-                .unwrap_or_default(),
-        );
-        locked(&self.constructors).insert(lib.to_string(), c.clone());
-        c
+        let d = Arc::new(self.trees.get(lib).map(read).unwrap_or_default());
+        locked(cache).insert(lib.to_string(), d.clone());
+        d
     }
 
     /// The compiler's reading of one API's graph (an empty one without a reader).
