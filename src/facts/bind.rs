@@ -18,7 +18,7 @@ use regex::Regex;
 
 use super::code::{split_args, Body, Scanner, Text};
 use super::eval::{
-    condition, is_enumerator, resolve_type, value, Env, Truth, Value, HOLDS, ONE_OF,
+    condition, is_enumerator, resolve_type, value, Env, Truth, Value, DEFINED, HOLDS, ONE_OF, SITES,
 };
 use super::CodeText;
 use crate::model::InterfaceGraph;
@@ -506,6 +506,12 @@ impl<'a> Binder<'a> {
             .into_iter()
             .collect();
         let mut agreed: Option<BTreeMap<String, Value>> = None;
+        // Each site's integer values, kept apart: sites that differ in two parameters
+        // pass some pairs and not others (sygst calls trsm_lower left with
+        // `operation_none` and right with `conjugate_transpose`, never left with
+        // `conjugate_transpose`).
+        let mut site_ints: Vec<BTreeMap<String, i64>> = Vec::new();
+        let mut every_site_read = true;
         let mut reached = callers.is_empty();
         let siblings: Vec<Arc<Head>> = self
             .g
@@ -525,6 +531,7 @@ impl<'a> Binder<'a> {
             let Some((ct, cb)) = self.code.body(caller) else {
                 agreed = Some(BTreeMap::new());
                 reached = true;
+                every_site_read = false;
                 break;
             };
             if !self.reached(c) {
@@ -537,6 +544,7 @@ impl<'a> Binder<'a> {
             if sites.is_empty() {
                 agreed = Some(BTreeMap::new());
                 reached = true;
+                every_site_read = false;
                 break;
             }
             for s in sites.iter().filter(|s| kernel_node || own.viable(s)) {
@@ -647,6 +655,9 @@ impl<'a> Binder<'a> {
                         got.insert(format!("{HOLDS}{r}"), Value::Bool(true));
                     }
                 }
+                for c in receiver_held(&ct, s.at, &held, &self.code.accessors(&caller.lib)) {
+                    got.insert(format!("{HOLDS}{c}"), Value::Bool(true));
+                }
                 for ((_, p), a) in own.params.iter().zip(&s.args) {
                     for c in argument_bounds(&ct, &cb, s.at, a, &held, p) {
                         got.insert(format!("{HOLDS}{c}"), Value::Bool(true));
@@ -658,10 +669,37 @@ impl<'a> Binder<'a> {
                         got.insert(POINTER_MODE.into(), m.clone());
                     }
                 }
+                let mine: BTreeMap<String, i64> = got
+                    .iter()
+                    .filter(|(k, _)| k.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+                    .filter_map(|(k, v)| match v {
+                        Value::Int(x) => Some((k.clone(), *x)),
+                        _ => None,
+                    })
+                    .collect();
+                // Names the caller passes on unchanged carry its own sites' combinations.
+                let passed = super::eval::site_combinations(&cenv);
+                if passed.is_empty() {
+                    site_ints.push(mine.clone());
+                }
+                for combo in passed {
+                    let mut m = mine.clone();
+                    for (k, v) in combo {
+                        if let Some(p) = names.get(k) {
+                            m.entry(p.to_string()).or_insert(v);
+                        }
+                    }
+                    site_ints.push(m);
+                }
                 agreed = Some(agree(agreed, got));
             }
         }
         env.values = agreed.unwrap_or_default();
+        if every_site_read {
+            if let Some(sites) = site_combinations(&site_ints, &env.values) {
+                env.values.insert(SITES.into(), Value::Type(sites));
+            }
+        }
         // Template arguments the compiler deduced for the instantiation this API
         // reaches stand above what the call sites' text gives.
         env.values
@@ -720,6 +758,35 @@ fn agree(
             .or_insert(Value::Bool(true));
     }
     out
+}
+
+/// The combinations of values the call sites pass for the names they give different
+/// integers (`side=141,trans=111;side=142,trans=113`), where two or more names
+/// differ and the sites are few; `None` where one set per name says all.
+fn site_combinations(
+    sites: &[BTreeMap<String, i64>],
+    agreed: &BTreeMap<String, Value>,
+) -> Option<String> {
+    let differing: BTreeSet<&String> = sites
+        .iter()
+        .flat_map(|m| m.keys())
+        .filter(|k| !agreed.contains_key(*k))
+        .filter(|k| sites.iter().all(|m| m.contains_key(*k)))
+        .collect();
+    if differing.len() < 2 || sites.len() > 16 {
+        return None;
+    }
+    let combos: BTreeSet<String> = sites
+        .iter()
+        .map(|m| {
+            differing
+                .iter()
+                .map(|k| format!("{k}={}", m[*k]))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    Some(combos.into_iter().collect::<Vec<_>>().join(";"))
 }
 
 /// The integers `name` may be in `m`: its value, or the set a `?name` entry holds.
@@ -809,6 +876,120 @@ pub fn constructors<'t>(headers: impl Iterator<Item = (&'t str, &'t str)>) -> Co
         }
     }
     out
+}
+
+/// Member functions that only return one member, `bool is_x() const { return x; }`,
+/// by name; a name two classes give different members is left out.
+pub type Accessors = HashMap<String, String>;
+
+/// The one-member accessors a library's headers define (handle.hpp's
+/// `is_device_memory_size_query()` returns `device_memory_size_query`).
+pub fn accessors<'t>(headers: impl Iterator<Item = (&'t str, &'t str)>) -> Accessors {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"\b([A-Za-z_]\w*)\s*\(\s*\)\s*const\s*\{\s*return\s+([A-Za-z_]\w*)\s*;\s*\}")
+            .expect("static regex")
+    });
+    let mut seen: HashMap<String, Option<String>> = HashMap::new();
+    for (_, text) in headers {
+        for c in re.captures_iter(text) {
+            let member = c[2].to_string();
+            seen.entry(c[1].to_string())
+                .and_modify(|m| {
+                    if m.as_deref() != Some(member.as_str()) {
+                        *m = None;
+                    }
+                })
+                .or_insert(Some(member));
+        }
+    }
+    seen.into_iter()
+        .filter_map(|(k, m)| Some((k, m?)))
+        .collect()
+}
+
+/// The conditions that hold at a member call `receiver->f(...)` restated in the
+/// callee's own names, where they test the receiver only through accessors
+/// (`handle->is_device_memory_size_query()` is `device_memory_size_query` inside
+/// `handle->set_optimal_device_memory_size`).
+fn receiver_held(t: &Text, at: usize, held: &[String], acc: &Accessors) -> Vec<String> {
+    let before = t.s[..at].trim_end();
+    let Some(rest) = before
+        .strip_suffix("->")
+        .or_else(|| before.strip_suffix('.'))
+        .map(str::trim_end)
+    else {
+        return Vec::new();
+    };
+    let rest = rest.strip_suffix(')').unwrap_or(rest);
+    let start = rest
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(0, |i| i + 1);
+    let receiver = &rest[start..];
+    if receiver.is_empty() || acc.is_empty() || !held.iter().any(|c| c.contains(receiver)) {
+        return Vec::new();
+    }
+    held.iter()
+        .filter(|c| c.contains(receiver))
+        .filter_map(|c| {
+            let out = through_accessors(c, receiver, acc)?;
+            // Only a condition on the receiver alone can be said in the callee.
+            let only_members = out
+                .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                .filter(|w| w.starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '_'))
+                .all(|w| acc.values().any(|m| m == w) || w == "not");
+            (out != *c && only_members).then_some(out)
+        })
+        .collect()
+}
+
+/// `c` with each `receiver->f()` (or `(receiver)->f()`, `receiver.f()`) replaced by
+/// the member accessor `f` returns; `None` where one is not an accessor.
+fn through_accessors(c: &str, receiver: &str, acc: &Accessors) -> Option<String> {
+    let b = c.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while let Some(k) = c[i..].find(receiver).map(|k| k + i) {
+        let mut j = k + receiver.len();
+        let bounded = (k == 0 || !is_ident(b[k - 1])) && (j >= b.len() || !is_ident(b[j]));
+        let skip_ws = |mut p: usize| {
+            while p < b.len() && b[p].is_ascii_whitespace() {
+                p += 1;
+            }
+            p
+        };
+        let mut start = k;
+        if bounded {
+            if b.get(j) == Some(&b')') && c[..k].trim_end().ends_with('(') {
+                j += 1;
+                start = c[..k].trim_end().len() - 1;
+            }
+            j = skip_ws(j);
+            let arrow = if c[j..].starts_with("->") {
+                2
+            } else {
+                usize::from(c[j..].starts_with('.'))
+            };
+            if arrow > 0 {
+                let name_at = skip_ws(j + arrow);
+                let name_end = (name_at..b.len())
+                    .find(|&p| !is_ident(b[p]))
+                    .unwrap_or(b.len());
+                let open = skip_ws(name_end);
+                let close = skip_ws(open + 1);
+                if name_end > name_at && b.get(open) == Some(&b'(') && b.get(close) == Some(&b')') {
+                    out.push_str(&c[i..start]);
+                    out.push_str(acc.get(&c[name_at..name_end])?);
+                    i = close + 1;
+                    continue;
+                }
+            }
+        }
+        out.push_str(&c[i..k + receiver.len()]);
+        i = k + receiver.len();
+    }
+    out.push_str(&c[i..]);
+    Some(out)
 }
 
 /// What a local built by a constructor of `ctors` before offset `at` holds of the
@@ -1410,6 +1591,10 @@ fn held_at(t: &Text, b: &Body, at: usize, cenv: &Env) -> Vec<String> {
             if r != *c {
                 out.push(r);
             }
+        }
+        // A local test named here goes down as the test (`fallback`).
+        if let Some(e) = super::eval::expanded(c, cenv) {
+            out.push(e);
         }
     }
     for c in super::returned_tests(t, b, at) {
@@ -2058,7 +2243,22 @@ fn locals(text: &str, base: usize, stmt_of: StmtOf, env: &mut Env, out: &mut Vec
             continue;
         }
         let (name, value, is_type) = if let (Some(n), Some(e)) = (c.get(1), c.get(2)) {
-            (n.as_str(), value(e.as_str(), env), false)
+            let v = value(e.as_str(), env);
+            // A constant test not decided here is kept as written, so that a condition
+            // naming it is read as the test (`const bool notrans = (trans ==
+            // rocblas_operation_none)` and `conj` cannot both hold).
+            if v.is_none() && is_plain_test(e.as_str()) {
+                let def = format!("{DEFINED}{}", n.as_str());
+                let test = Some(Value::Type(super::eval::canonical(e.as_str())));
+                put(env, &def, test.clone());
+                out.push(Local {
+                    end,
+                    name: def,
+                    value: test,
+                    is_type: false,
+                });
+            }
+            (n.as_str(), v, false)
         } else if let Some(n) = c.get(9).or(c.get(11)) {
             // `rocblas_int batch_count = 1;` at the top of a body and never written
             // again: a constant in all but name (rocSOLVER's non-batched `_impl`s fix
@@ -2120,7 +2320,21 @@ fn locals(text: &str, base: usize, stmt_of: StmtOf, env: &mut Env, out: &mut Vec
                 });
                 continue;
             }
-            (n.as_str(), init.and_then(|e| value(e, env)), false)
+            let v = init.and_then(|e| value(e, env));
+            // Never written again: a test it is set to stands for it, as for a
+            // constant (rocblas_gemm_ex3.hpp:1524's `bool fallback = (...)`).
+            if let (None, Some(e)) = (&v, init.filter(|e| is_plain_test(e))) {
+                let def = format!("{DEFINED}{}", n.as_str());
+                let test = Some(Value::Type(super::eval::canonical(e)));
+                put(env, &def, test.clone());
+                out.push(Local {
+                    end,
+                    name: def,
+                    value: test,
+                    is_type: false,
+                });
+            }
+            (n.as_str(), v, false)
         } else if let (Some(n), Some(e)) = (c.get(3), c.get(4)) {
             (
                 n.as_str(),
@@ -2142,6 +2356,22 @@ fn locals(text: &str, base: usize, stmt_of: StmtOf, env: &mut Env, out: &mut Vec
         });
     }
     flush(usize::MAX, &mut events, env, out);
+}
+
+/// A comparison or logical test of names and numbers, with no call in it: what a
+/// constant bool may stand for wherever it is named.
+fn is_plain_test(e: &str) -> bool {
+    let e = e.trim();
+    let b = e.as_bytes();
+    let tests = ["==", "!=", "<", ">", "&&", "||", "!"]
+        .iter()
+        .any(|op| e.contains(op));
+    // A `(` right after a name is a call (or a cast written as one).
+    let call = b
+        .iter()
+        .enumerate()
+        .any(|(k, &c)| c == b'(' && k > 0 && is_ident(b[k - 1]));
+    tests && !call && !e.contains(['?', '[']) && !e.contains("<<") && !e.contains(">>")
 }
 
 /// The later writes of local `name` past `from` where each is `name = expr;`, a
@@ -2490,6 +2720,33 @@ mod tests {
         let src = src.replace(", true}", "}");
         let (t, b, at) = parsed(&src, "f", "run(");
         assert!(constructed_fields(&t, &b, at, &args, &ctors).is_empty());
+    }
+
+    #[test]
+    fn a_receivers_accessor_test_holds_in_its_member_call() {
+        // handle.hpp:393-396 and rocblas_iamax_imp.hpp:59-64, cut down: the query
+        // branch calls `set_optimal_device_memory_size`, whose own
+        // `!device_memory_size_query` return cannot fire.
+        let header = "struct H {\n bool is_device_memory_size_query() const\n {\n return device_memory_size_query;\n }\n size_t get_size() const { return size; }\n};\nstruct G {\n size_t get_size() const { return other; }\n};\n";
+        let acc = accessors([("h.hpp", header)].into_iter());
+        assert_eq!(
+            acc.get("is_device_memory_size_query").map(String::as_str),
+            Some("device_memory_size_query")
+        );
+        // Two classes give the name different members.
+        assert!(!acc.contains_key("get_size"));
+        let src = "rocblas_status f(rocblas_handle handle, int n) {\n if(handle->is_device_memory_size_query())\n {\n if(n == 0)\n return rocblas_status_size_unchanged;\n return handle->set_optimal_device_memory_size(n);\n }\n return rocblas_status_success;\n}\n";
+        let (t, b, at) = parsed(src, "f", "set_optimal_device_memory_size(");
+        let held = held_at(&t, &b, at, &Env::default());
+        assert_eq!(
+            receiver_held(&t, at, &held, &acc),
+            ["device_memory_size_query"]
+        );
+        // A plain call has no receiver.
+        let plain = src.replace("handle->set_optimal", "set_optimal");
+        let (t, b, at) = parsed(&plain, "f", "set_optimal_device_memory_size(");
+        let held = held_at(&t, &b, at, &Env::default());
+        assert!(receiver_held(&t, at, &held, &acc).is_empty());
     }
 
     #[test]

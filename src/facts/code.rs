@@ -305,6 +305,9 @@ impl<'a> Scanner<'a> {
 
     fn block(&mut self, mut i: usize, end: usize, conds: &[String], at: &[usize]) {
         let mut case: Option<(String, usize)> = None;
+        // Labels with no statement between them share the statements after the last
+        // (`case gesvd: case bdsqr: ...`), so they make one condition.
+        let mut fresh_label = false;
         loop {
             i = self.ws(i);
             if i >= end {
@@ -320,10 +323,15 @@ impl<'a> Scanner<'a> {
                     k += 1;
                 }
                 let label = tidy(&self.src[i..k.min(end)]);
-                case = Some((label, i));
+                case = match case.take() {
+                    Some((before, o)) if fresh_label => Some((format!("{before}: {label}"), o)),
+                    _ => Some((label, i)),
+                };
+                fresh_label = true;
                 i = k + 1;
                 continue;
             }
+            fresh_label = false;
             let (mut c, mut a) = (conds.to_vec(), at.to_vec());
             if let Some((l, o)) = &case {
                 c.push(l.clone());
@@ -649,7 +657,7 @@ mod tests {
 
     #[test]
     fn conditions_follow_if_else_chains_and_loops() {
-        let src = "rocblas_status f(int n, int incx) {\n if(n <= 0 || incx <= 0)\n  return rocblas_status_success;\n if(x)\n { do_a(); }\n else if(y) {\n  for(int i = 0; i < n; i++) g(i);\n } else\n  h();\n switch(m) { case 1: k1(); break; default: k2(); }\n}\n";
+        let src = "rocblas_status f(int n, int incx) {\n if(n <= 0 || incx <= 0)\n  return rocblas_status_success;\n if(x)\n { do_a(); }\n else if(y) {\n  for(int i = 0; i < n; i++) g(i);\n } else\n  h();\n switch(m) { case 1: k1(); break; case 2:\n case 3: k3(); break; default: k2(); }\n}\n";
         let b = Scanner::new(src).function("f", 0, src.len()).unwrap();
         let at = |needle: &str| b.conds_at(src.find(needle).unwrap()).0;
         assert_eq!(at("return"), ["n <= 0 || incx <= 0"]);
@@ -660,6 +668,7 @@ mod tests {
         );
         assert_eq!(at("h()"), ["not (x)", "not (y)"]);
         assert_eq!(at("k1"), ["switch (m)", "case 1"]);
+        assert_eq!(at("k3"), ["switch (m)", "case 2: case 3"]);
         assert_eq!(at("k2"), ["switch (m)", "default"]);
         assert!(at("switch").is_empty() || at("switch") == ["switch (m)"]);
     }

@@ -36,6 +36,33 @@ pub const ONE_OF: &str = "?";
 /// `not (n <= 0 || batch_count == 0)` hold in the 32-bit launcher it calls).
 pub const HOLDS: &str = "!";
 
+/// The prefix of a constant bool local's name whose value is not known, kept with the
+/// test it is set to (`=notrans` is `(trans == rocblas_operation_none)`).
+pub const DEFINED: &str = "=";
+
+/// The key of the combinations of values a function's call sites pass, where they
+/// differ in two or more names (`side=141,trans=111;side=142,trans=113`).
+pub const SITES: &str = "#sites";
+
+/// The combinations of integer values the call sites of the function of `env` pass,
+/// where it has them: each a list of `(name, value)`.
+pub fn site_combinations(env: &Env) -> Vec<Vec<(&str, i64)>> {
+    let Some(Value::Type(s)) = env.values.get(SITES) else {
+        return Vec::new();
+    };
+    s.split(';')
+        .map(|combo| {
+            combo
+                .split(',')
+                .filter_map(|kv| {
+                    let (k, v) = kv.split_once('=')?;
+                    Some((k, v.parse().ok()?))
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// The names known at one point of one function.
 #[derive(Debug, Clone, Default)]
 pub struct Env {
@@ -59,6 +86,120 @@ pub enum Truth {
 /// Evaluates one condition as the statement scanner writes it (`not (X)`,
 /// `constexpr X`, `loop: ...`, `switch (m)`, `case 1`).
 pub fn condition(cond: &str, env: &Env) -> Truth {
+    match condition_as_written(cond, env) {
+        // A constant test named in it may decide what its name alone does not.
+        Truth::Open(r) => match expanded(cond, env) {
+            Some(e) => match condition_as_written(&e, env) {
+                Truth::Open(_) => by_cases(&e, env).unwrap_or(Truth::Open(r)),
+                t => t,
+            },
+            None => by_cases(cond, env).unwrap_or(Truth::Open(r)),
+        },
+        t => t,
+    }
+}
+
+/// `cond` decided under each arm of a held disjunction of compound tests, where every
+/// arm decides it the same way (gemm_ex3 falls back only where `(trans_a == transpose
+/// && ...) || (trans_a == none && ...)` holds, so `trans_a == conjugate_transpose` is
+/// false there).
+fn by_cases(cond: &str, env: &Env) -> Option<Truth> {
+    let compound: Vec<&str> = env
+        .values
+        .range(HOLDS.to_string().."\"".to_string())
+        .map(|(k, _)| &k[HOLDS.len()..])
+        .filter(|h| h.contains("||") && h.contains("&&"))
+        .take(3)
+        .collect();
+    for h in compound {
+        let inner = without_parens(h.trim());
+        let arms = split_top(inner, "||");
+        if arms.len() < 2 || arms.len() > 6 || !arms.iter().any(|a| a.contains("&&")) {
+            continue;
+        }
+        let mut seen: Option<bool> = None;
+        let mut decides = true;
+        for arm in arms {
+            let mut e = env.clone();
+            e.values.remove(&format!("{HOLDS}{h}"));
+            e.values.insert(
+                format!("{HOLDS}{}", without_parens(arm.trim())),
+                Value::Bool(true),
+            );
+            let got = match condition(cond, &e) {
+                Truth::True => true,
+                Truth::False => false,
+                Truth::Open(_) => {
+                    decides = false;
+                    break;
+                }
+            };
+            if seen.is_some_and(|s| s != got) {
+                decides = false;
+                break;
+            }
+            seen = Some(got);
+        }
+        if decides {
+            return seen.map(|b| if b { Truth::True } else { Truth::False });
+        }
+    }
+    None
+}
+
+/// `x` without parentheses wrapping all of it.
+fn without_parens(x: &str) -> &str {
+    let mut x = x;
+    while let Some(inner) = x.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        let whole = inner.chars().try_fold(0i32, |d, ch| {
+            let d = d + i32::from(ch == '(') - i32::from(ch == ')');
+            (d >= 0).then_some(d)
+        }) == Some(0);
+        if !whole {
+            break;
+        }
+        x = inner.trim();
+    }
+    x
+}
+
+/// `cond` with each constant bool local it names replaced by the test it is set to,
+/// where it names one (`None` otherwise).
+pub fn expanded(cond: &str, env: &Env) -> Option<String> {
+    env.values
+        .range(DEFINED.to_string()..">".to_string())
+        .next()?;
+    let b = cond.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut out = String::new();
+    let mut changed = false;
+    let mut i = 0;
+    while i < b.len() {
+        if word(b[i]) && (i == 0 || !word(b[i - 1])) {
+            let j = (i..b.len()).find(|&k| !word(b[k])).unwrap_or(b.len());
+            let w = &cond[i..j];
+            let member =
+                cond[..i].trim_end().ends_with("->") || cond[..i].trim_end().ends_with('.');
+            match env.values.get(&format!("{DEFINED}{w}")) {
+                Some(Value::Type(test)) if !member => {
+                    out.push('(');
+                    out.push_str(test);
+                    out.push(')');
+                    changed = true;
+                }
+                _ => out.push_str(w),
+            }
+            i = j;
+        } else {
+            let ch = cond[i..].chars().next()?;
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    changed.then_some(out)
+}
+
+fn condition_as_written(cond: &str, env: &Env) -> Truth {
     let c = cond.trim();
     if c.starts_with("loop:")
         || c.starts_with("switch (")
@@ -195,26 +336,33 @@ impl Bound {
 /// The bounds the held conditions of `env` put on names. The same environment is
 /// asked about many conditions in a row, so the last result is kept.
 fn bounds(env: &Env) -> std::rc::Rc<BTreeMap<String, Bound>> {
-    type Last = Option<(Vec<String>, std::rc::Rc<BTreeMap<String, Bound>>)>;
+    type Entry = (Vec<String>, std::rc::Rc<BTreeMap<String, Bound>>);
+    // A path's conditions are read under a few environments in turn (the function's,
+    // and that one with each open condition before added), so a few are kept.
+    const KEPT: usize = 6;
     thread_local! {
-        static LAST: std::cell::RefCell<Last> = const { std::cell::RefCell::new(None) };
+        static RECENT: std::cell::RefCell<Vec<Entry>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     let held: Vec<&str> = env
         .values
         .range(HOLDS.to_string().."\"".to_string())
         .map(|(k, _)| &k[HOLDS.len()..])
         .collect();
-    if let Some(hit) = LAST.with(|l| {
-        l.borrow()
-            .as_ref()
-            .filter(|(keys, _)| keys.iter().map(String::as_str).eq(held.iter().copied()))
+    if let Some(hit) = RECENT.with(|r| {
+        r.borrow()
+            .iter()
+            .find(|(keys, _)| keys.iter().map(String::as_str).eq(held.iter().copied()))
             .map(|(_, b)| b.clone())
     }) {
         return hit;
     }
     let out = std::rc::Rc::new(read_bounds(held.iter().copied()));
-    LAST.with(|l| {
-        *l.borrow_mut() = Some((held.iter().map(|s| s.to_string()).collect(), out.clone()))
+    RECENT.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.len() >= KEPT {
+            r.remove(0);
+        }
+        r.push((held.iter().map(|s| s.to_string()).collect(), out.clone()));
     });
     out
 }
@@ -250,6 +398,17 @@ pub fn bounds_either(a: &[String], b: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+/// Does a condition that holds say anything of a name's value (a comparison with a
+/// constant, a bare flag)? Branch headers and calls do not.
+pub fn bounds_anything(c: &str) -> bool {
+    let c = c.trim();
+    let branch_header = c.starts_with("loop:")
+        || c.starts_with("switch (")
+        || c.starts_with("case ")
+        || c == "default";
+    !branch_header && !comparisons(c, true).is_empty()
 }
 
 /// What conditions that all hold say of names' values.
@@ -357,7 +516,7 @@ fn comparisons(c: &str, holds: bool) -> Vec<(String, &'static str, i64)> {
     }
     static RE: OnceLock<regex::Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
-        regex::Regex::new(r"^([A-Za-z_]\w*(?:->\w+)?)\s*(==|!=|<=|>=|<|>)\s*(-?\d+|[A-Za-z_]\w*)$")
+        regex::Regex::new(r"^(-?\d+|[A-Za-z_]\w*(?:->\w+)?)\s*(==|!=|<=|>=|<|>)\s*(-?\d+|[A-Za-z_]\w*(?:->\w+)?)$")
             .expect("static regex")
     });
     // `!x` is `x == 0`; a bare name, `x != 0`.
@@ -372,10 +531,23 @@ fn comparisons(c: &str, holds: bool) -> Vec<(String, &'static str, i64)> {
     let Some(m) = re.captures(c) else {
         return Vec::new();
     };
-    let Some(k) = m[3].parse::<i64>().ok().or_else(|| enumerator(&m[3])) else {
-        return Vec::new();
+    let constant = |w: &str| w.parse::<i64>().ok().or_else(|| enumerator(w));
+    // `rocblas_operation_transpose == trans_a` reads as `trans_a == ...`.
+    let (name, op, k) = match (constant(&m[3]), constant(&m[1])) {
+        (Some(k), _) => (m[1].to_string(), m[2].to_string(), k),
+        (None, Some(k)) if is_name(&m[3]) => {
+            let op = match &m[2] {
+                "<" => ">",
+                "<=" => ">=",
+                ">" => "<",
+                ">=" => "<=",
+                o => o,
+            };
+            (m[3].to_string(), op.to_string(), k)
+        }
+        _ => return Vec::new(),
     };
-    let op: &'static str = match (&m[2], holds) {
+    let op: &'static str = match (op.as_str(), holds) {
         ("==", true) | ("!=", false) => "==",
         ("!=", true) | ("==", false) => "!=",
         ("<", true) | (">=", false) => "<",
@@ -383,7 +555,7 @@ fn comparisons(c: &str, holds: bool) -> Vec<(String, &'static str, i64)> {
         (">", true) | ("<=", false) => ">",
         _ => ">=",
     };
-    vec![(m[1].to_string(), op, k)]
+    vec![(name, op, k)]
 }
 
 /// A name, or a member of one (`handle->mode`).
@@ -553,6 +725,25 @@ pub fn expression(expr: &str, env: &Env) -> Truth {
         Some((Node::Bool(false), _)) => Truth::False,
         Some((Node::Open(r, _), true)) => Truth::Open(r),
     }
+}
+
+/// An expression spaced one way, whatever its layout in the source: two call sites
+/// that test the same thing give the same text (`n<4` and `n < 4`).
+pub fn canonical(expr: &str) -> String {
+    let (toks, spans) = lex(expr);
+    let mut out = String::new();
+    for (k, (t, (a, b))) in toks.iter().zip(&spans).enumerate() {
+        let tight = matches!(t, Tok::Close(_) | Tok::Op("->") | Tok::Op("::"))
+            || matches!(
+                k.checked_sub(1).map(|j| &toks[j]),
+                None | Some(Tok::Open(_)) | Some(Tok::Op("->")) | Some(Tok::Op("::"))
+            );
+        if !tight {
+            out.push(' ');
+        }
+        out.push_str(&expr[*a..*b]);
+    }
+    out
 }
 
 /// The value of an expression, when every part of it is known.
@@ -1594,6 +1785,55 @@ mod tests {
             condition("*beta == 1", &e),
             Truth::Open("*beta == 1".into())
         );
+    }
+
+    #[test]
+    fn a_local_test_stands_for_its_name_and_a_held_disjunction_is_read_arm_by_arm() {
+        add_enumerators("typedef enum rocblas_operation_\n{\n rocblas_operation_none = 111,\n rocblas_operation_transpose = 112,\n rocblas_operation_conjugate_transpose = 113\n} rocblas_operation;");
+        assert_eq!(canonical("(a<4 ||\n b->c)"), "(a < 4 || b->c)");
+        // roclapack_trsm_specialized_kernels.hpp:840-842: `notrans` and `conj` are
+        // tests of one `trans`, which callers pass as none or conjugate transpose.
+        let e = env(
+            &[
+                (
+                    "=notrans",
+                    Value::Type(canonical("(trans ==\n rocblas_operation_none)")),
+                ),
+                (
+                    "=conj",
+                    Value::Type(canonical(
+                        "(trans == rocblas_operation_conjugate_transpose)",
+                    )),
+                ),
+                ("?trans", Value::Type("111,113".into())),
+            ],
+            &[],
+        );
+        assert_eq!(condition("notrans", &e), Truth::Open("notrans".into()));
+        assert_eq!(
+            expanded("not (notrans)", &e).as_deref(),
+            Some("not (((trans == rocblas_operation_none)))")
+        );
+        let mut under = e.clone();
+        under.values.insert(
+            format!("{HOLDS}trans == rocblas_operation_none"),
+            Value::Bool(true),
+        );
+        assert_eq!(condition("conj", &under), Truth::False);
+        assert_eq!(condition("not (conj)", &under), Truth::True);
+        // rocblas_gemm_ex3.hpp:1524-1530: the fallback runs only under one of two
+        // compound tests, neither of which lets `trans_a` be a conjugate transpose.
+        let held = canonical("(trans_a == rocblas_operation_transpose && trans_b == rocblas_operation_transpose && n<4) || (trans_a == rocblas_operation_none && m < 4)");
+        let e = env(&[(&format!("{HOLDS}{held}"), Value::Bool(true))], &[]);
+        assert_eq!(
+            condition("rocblas_operation_conjugate_transpose == trans_a", &e),
+            Truth::False
+        );
+        // Each arm allows another value: not decided.
+        assert!(matches!(
+            condition("trans_a == rocblas_operation_none", &e),
+            Truth::Open(_)
+        ));
     }
 
     #[test]

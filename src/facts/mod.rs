@@ -67,6 +67,8 @@ pub struct CodeText {
     declared: Mutex<HashMap<String, Arc<bind::DeclaredDefaults>>>,
     /// Per library: the constructors its headers define with member initializers.
     constructors: Mutex<HashMap<String, Arc<bind::Constructors>>>,
+    /// Per library: the one-member accessors its headers define.
+    accessors: Mutex<HashMap<String, Arc<bind::Accessors>>>,
 }
 
 impl CodeText {
@@ -105,6 +107,11 @@ impl CodeText {
     /// The constructors library `lib`'s headers define with member initializers, read once.
     fn constructors(&self, lib: &str) -> Arc<bind::Constructors> {
         self.read_headers_once(&self.constructors, lib, |t| bind::constructors(t.headers()))
+    }
+
+    /// The one-member accessors library `lib`'s headers define, read once.
+    fn accessors(&self, lib: &str) -> Arc<bind::Accessors> {
+        self.read_headers_once(&self.accessors, lib, |t| bind::accessors(t.headers()))
     }
 
     /// What `read` makes of library `lib`'s headers, kept in `cache` after the first time.
@@ -2226,26 +2233,67 @@ fn barrier_orders_by_line(t: &Text, b: &Body) -> BTreeMap<u32, Vec<String>> {
 pub(crate) fn returned_tests<'b>(t: &Text, b: &'b Body, at: usize) -> Vec<&'b String> {
     b.returns_before(&t.s, at)
         .into_iter()
-        .filter_map(|(_, own)| match own {
-            [c] if !(c.starts_with("loop:")
-                || c.starts_with("switch (")
-                || c.starts_with("case ")
-                || c == "default") =>
-            {
-                Some(c)
+        .filter_map(|(_, own)| {
+            // `if(true)` wraps a block to scope its locals; it is no condition.
+            let own: Vec<&String> = own.iter().filter(|c| c.trim() != "true").collect();
+            match own[..] {
+                [c] if !(c.starts_with("loop:")
+                    || c.starts_with("switch (")
+                    || c.starts_with("case ")
+                    || c == "default") =>
+                {
+                    Some(c)
+                }
+                _ => None,
             }
-            _ => None,
         })
         .collect()
 }
 
 fn decided(conds: &[String], env: &eval::Env) -> Result<Vec<String>, String> {
     let mut open = Vec::new();
-    for c in conds {
-        match condition(c, env) {
+    // Each condition is read under the open ones before it that say something of a
+    // name's value: `notrans` then `conj` cannot both hold, whatever `trans` is.
+    let mut assumed: Option<eval::Env> = None;
+    let mut before: BTreeSet<&str> = BTreeSet::new();
+    for (k, c) in conds.iter().enumerate() {
+        let t = c.trim();
+        let negation_of = |x: &str| {
+            x.strip_prefix("not (")
+                .and_then(|r| r.strip_suffix(')'))
+                .is_some_and(|inner| before.contains(inner))
+        };
+        // The same test again holds; its negation cannot.
+        let truth = if before.contains(t) {
+            Truth::True
+        } else if negation_of(t) || before.contains(format!("not ({t})").as_str()) {
+            Truth::False
+        } else {
+            condition(c, assumed.as_ref().unwrap_or(env))
+        };
+        if let Truth::Open(_) = truth {
+            before.insert(t);
+        }
+        if let (Truth::Open(_), true) = (&truth, k + 1 < conds.len()) {
+            let now = assumed.as_ref().unwrap_or(env);
+            let c = c.trim();
+            let c = c.strip_prefix("constexpr ").unwrap_or(c);
+            let tests: Vec<String> = std::iter::once(c.to_string())
+                .chain(eval::expanded(c, now))
+                .filter(|t| eval::bounds_anything(t))
+                .collect();
+            if !tests.is_empty() {
+                let next = assumed.get_or_insert_with(|| env.clone());
+                for t in tests {
+                    next.values
+                        .insert(format!("{}{t}", eval::HOLDS), eval::Value::Bool(true));
+                }
+            }
+        }
+        match truth {
             Truth::True => {}
             Truth::False => {
-                let known = known_names(c, env);
+                let known = known_names(c, assumed.as_ref().unwrap_or(env));
                 return Err(if known.is_empty() {
                     format!("`{c}` is false for this API")
                 } else {
@@ -2253,6 +2301,34 @@ fn decided(conds: &[String], env: &eval::Env) -> Result<Vec<String>, String> {
                 });
             }
             Truth::Open(r) => open.push(r),
+        }
+    }
+    // Conditions each open on its own may still need values together that no call
+    // site passes together.
+    let combos = eval::site_combinations(env);
+    if !combos.is_empty() {
+        let ruled_out = |combo: &Vec<(&str, i64)>| {
+            let mut e = env.clone();
+            for (name, v) in combo {
+                if !e.values.contains_key(*name) {
+                    e.values.remove(&format!("{}{name}", eval::ONE_OF));
+                    e.values.insert(name.to_string(), eval::Value::Int(*v));
+                }
+            }
+            conds.iter().find(|c| condition(c, &e) == Truth::False)
+        };
+        let mut first = None;
+        if combos.iter().all(|c| match ruled_out(c) {
+            Some(f) => {
+                first.get_or_insert(f);
+                true
+            }
+            None => false,
+        }) {
+            let c = first.map(String::as_str).unwrap_or_default();
+            return Err(format!(
+                "no call site passes values under which `{c}` holds with the rest"
+            ));
         }
     }
     Ok(open)
@@ -2910,6 +2986,37 @@ fn return_type(head: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conditions_on_one_path_are_read_together_and_against_the_pairs_callers_pass() {
+        use eval::{Env, Value};
+        eval::add_enumerators("typedef enum rocblas_operation_\n{\n rocblas_operation_none = 111,\n rocblas_operation_transpose = 112,\n rocblas_operation_conjugate_transpose = 113\n} rocblas_operation;\ntypedef enum rocblas_side_\n{\n rocblas_side_left = 141,\n rocblas_side_right = 142\n} rocblas_side;");
+        let v = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        // roclapack_trsm_specialized_kernels.hpp:838-842 and the FORWARD_SUBSTITUTIONS
+        // launch under `isleft`, `notrans` and `conj`.
+        let mut env = Env::default();
+        for (name, test) in [
+            ("isleft", "(side == rocblas_side_left)"),
+            ("notrans", "(trans == rocblas_operation_none)"),
+            ("conj", "(trans == rocblas_operation_conjugate_transpose)"),
+        ] {
+            env.values
+                .insert(format!("{}{name}", eval::DEFINED), Value::Type(test.into()));
+        }
+        assert!(decided(&v(&["isleft", "notrans", "conj"]), &env).is_err());
+        assert_eq!(
+            decided(&v(&["isleft", "notrans", "not (conj)"]), &env),
+            Ok(v(&["isleft", "notrans"]))
+        );
+        // sygst calls trsm_lower right with conjugate transpose and left with none:
+        // left with a transpose is no caller's.
+        env.values.insert(
+            eval::SITES.into(),
+            Value::Type("side=142,trans=113;side=141,trans=111".into()),
+        );
+        assert!(decided(&v(&["isleft", "not (notrans)"]), &env).is_err());
+        assert!(decided(&v(&["not (isleft)", "conj"]), &env).is_ok());
+    }
 
     #[test]
     fn branches_that_all_launch_cover_every_case() {

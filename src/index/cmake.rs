@@ -564,12 +564,13 @@ impl Reader<'_> {
     fn set_version(&mut self, v: &str) {
         let project = self.vars.get("PROJECT_NAME").cloned().unwrap_or_default();
         let parts: Vec<&str> = v.split('.').collect();
+        // A component the version leaves out is set, empty (`3.28.2` has no tweak, so
+        // the configured `ROCSOLVER_VERSION_TWEAK` expands to nothing).
         for (k, field) in ["MAJOR", "MINOR", "PATCH", "TWEAK"].iter().enumerate() {
-            if let Some(p) = parts.get(k) {
-                for prefix in [project.as_str(), "PROJECT"] {
-                    self.vars
-                        .insert(format!("{prefix}_VERSION_{field}"), p.to_string());
-                }
+            let p = parts.get(k).copied().unwrap_or("");
+            for prefix in [project.as_str(), "PROJECT"] {
+                self.vars
+                    .insert(format!("{prefix}_VERSION_{field}"), p.to_string());
             }
         }
         for prefix in [project.as_str(), "PROJECT"] {
@@ -641,9 +642,6 @@ impl Reader<'_> {
             let after = &rest[k + 1..];
             let end = after.find('@')?;
             let v = self.vars.get(&after[..end])?;
-            if v.is_empty() {
-                return None;
-            }
             out.push_str(v);
             rest = &after[end + 1..];
         }
@@ -904,6 +902,7 @@ mod tests {
         let want = [
             ("IN_FN", "1"),
             ("LIB_VERSION_MAJOR", "4"),
+            ("LIB_VERSION_TWEAK", ""),
             ("A_DEF", "1"),
             ("B_DEF", "2"),
         ];
