@@ -2274,11 +2274,14 @@ fn decided(conds: &[String], env: &eval::Env) -> Result<Vec<String>, String> {
         if let Truth::Open(_) = truth {
             before.insert(t);
         }
-        if let (Truth::Open(_), true) = (&truth, k + 1 < conds.len()) {
+        if let (Truth::Open(rest), true) = (&truth, k + 1 < conds.len()) {
             let now = assumed.as_ref().unwrap_or(env);
             let c = c.trim();
             let c = c.strip_prefix("constexpr ").unwrap_or(c);
-            let tests: Vec<String> = std::iter::once(c.to_string())
+            // What stays open of it holds too (`n <= 0 || batch_count == 0` where
+            // `n >= 1` is `batch_count == 0`).
+            let tests: Vec<String> = [c.to_string(), rest.clone()]
+                .into_iter()
                 .chain(eval::expanded(c, now))
                 .filter(|t| eval::bounds_anything(t))
                 .collect();
@@ -3016,6 +3019,14 @@ mod tests {
         );
         assert!(decided(&v(&["isleft", "not (notrans)"]), &env).is_err());
         assert!(decided(&v(&["not (isleft)", "conj"]), &env).is_ok());
+        // rocblas_dot_kernels.hpp:353-357 where the caller holds `n >= 1`: what stays
+        // open of the first test is read with the second.
+        let mut env = Env::default();
+        env.values
+            .insert(format!("{}n >= 1", eval::HOLDS), Value::Bool(true));
+        let quick = "n <= 0 || batch_count == 0";
+        assert_eq!(decided(&v(&[quick]), &env), Ok(v(&["batch_count == 0"])));
+        assert!(decided(&v(&[quick, "mode == 1 && batch_count > 0"]), &env).is_err());
     }
 
     #[test]

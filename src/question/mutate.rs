@@ -184,8 +184,17 @@ fn bound_checks(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<Si
             {
                 continue;
             }
-            let left = format!("{}{}", &c[1], c.get(2).map_or("", |m| m.as_str()));
             let (s, e) = expression_around(code, op.start(), op.end());
+            // The whole left operand (`tx + i`, not `i`): it is what reaches the bound.
+            let operand = code[s.min(op.start())..op.start()].trim();
+            let simple = operand.chars().all(|x| {
+                x.is_ascii_alphanumeric() || matches!(x, '_' | '.' | ' ' | '+' | '-' | '*')
+            });
+            let left = if simple && !operand.is_empty() {
+                operand.to_string()
+            } else {
+                format!("{}{}", &c[1], c.get(2).map_or("", |m| m.as_str()))
+            };
             // The bound as written: everything right of the operator in the expression.
             let right = code[op.end()..e.max(op.end())].trim().to_string();
             let in_loop = loop_condition(code, s);
@@ -201,8 +210,15 @@ fn bound_checks(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<Si
             let early_return =
                 !in_loop && rest.trim_start().starts_with(')') && rest.contains("return");
             let covered = covered_text(lines, k, s, early_return);
+            // The element written must follow the whole operand (`x[(tx + i) * incx]`
+            // for `tx + i < n`); one indexed by a part of it alone (`sAoff[i / DIM_Y]`)
+            // is not shown to be past an end.
             let Some(write) = written_with(&covered, |w| {
                 w == &c[1] || (early_return && thread.contains(w))
+            })
+            .filter(|w| {
+                let sub = w.split_once('[').map_or("", |x| x.1);
+                early_return || words(&left).all(|x| words(sub).any(|y| y == x))
             }) else {
                 continue;
             };
