@@ -95,6 +95,35 @@ impl<'a> Binder<'a> {
         self.bound(i).0
     }
 
+    /// The functions node `i` calls by name in `text` (a piece of its body), and every
+    /// function those reach: what a block of the body runs.
+    pub fn reached_from_text(&self, i: usize, text: &str) -> BTreeSet<String> {
+        let named = |name: &str| {
+            text.match_indices(name).any(|(k, _)| {
+                let before = text[..k].chars().next_back();
+                let after = text[k + name.len()..].trim_start().chars().next();
+                !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && matches!(after, Some('(' | '<'))
+            })
+        };
+        let mut seen: BTreeSet<usize> = BTreeSet::new();
+        let mut todo: Vec<usize> = self
+            .g
+            .edges
+            .iter()
+            .filter(|e| e.from == i && named(&self.g.nodes[e.to].name))
+            .map(|e| e.to)
+            .collect();
+        while let Some(j) = todo.pop() {
+            if seen.insert(j) {
+                todo.extend(self.g.edges.iter().filter(|e| e.from == j).map(|e| e.to));
+            }
+        }
+        seen.into_iter()
+            .map(|j| self.g.nodes[j].name.clone())
+            .collect()
+    }
+
     /// The function parameters of node `i`'s definition, `(type, name)`, as written.
     pub fn params_of(&self, i: usize) -> Vec<(String, String)> {
         let n = &self.g.nodes[i];
@@ -606,6 +635,21 @@ impl<'a> Binder<'a> {
                     &cenv,
                     &env.params,
                 );
+                // Two parameters given one expression hold the same value (potf2 passes
+                // dot `shiftA + idx2D(0, j, lda)` for both offsets, so `offsetx !=
+                // offsety` is false there and the magnitude-squared kernel runs).
+                for (k, ((_, p), a)) in own.params.iter().zip(&s.args).enumerate() {
+                    let a = a.trim();
+                    if a.is_empty() || a.contains("++") || a.contains("--") {
+                        continue;
+                    }
+                    for ((_, q), b) in own.params.iter().zip(&s.args).skip(k + 1) {
+                        if b.split_whitespace().eq(a.split_whitespace()) {
+                            got.insert(format!("{HOLDS}{p} == {q}"), Value::Bool(true));
+                            got.insert(format!("{HOLDS}not ({p} != {q})"), Value::Bool(true));
+                        }
+                    }
+                }
                 // An overload whose `enable_if` is false for what the call binds does
                 // not exist for it (rocblas.hpp's real and complex `rocblasCall_*`).
                 if !own.requires.is_empty() {

@@ -1052,7 +1052,8 @@ impl<'a> Parser<'a> {
                 (Some(a), Some(b)) => Some(a == b),
                 _ => self
                     .one_of_equal(&l, &r)
-                    .or_else(|| self.bounded(&l, "==", &r)),
+                    .or_else(|| self.bounded(&l, "==", &r))
+                    .or_else(|| self.held_equal(start, op)),
             };
             l = match equal {
                 Some(e) => Node::Bool((op == "==") == e),
@@ -1060,6 +1061,15 @@ impl<'a> Parser<'a> {
             };
         }
         l
+    }
+
+    /// `a == b` (or `a != b`) as a held condition says it: two parameters every call
+    /// site gives one expression (potf2's dot offsets).
+    fn held_equal(&mut self, start: usize, op: &str) -> Option<bool> {
+        let text = self.text(start, self.i);
+        let h = held(&text, self.env)?;
+        self.touched = true;
+        Some(if op == "==" { h } else { !h })
     }
 
     /// `name == K` where `name` has no one value but every caller gives it one of a
@@ -1834,6 +1844,23 @@ mod tests {
             condition("trans_a == rocblas_operation_none", &e),
             Truth::Open(_)
         ));
+        // rocblas_dot_kernels.hpp:482 under potf2, which passes one expression for
+        // both offsets: that part of the test is false.
+        let e = env(
+            &[
+                ("!offsetx == offsety", Value::Bool(true)),
+                ("!not (offsetx != offsety)", Value::Bool(true)),
+            ],
+            &[],
+        );
+        assert_eq!(
+            condition("incx != 1 || offsetx != offsety", &e),
+            Truth::Open("incx != 1".into())
+        );
+        assert_eq!(
+            condition("offsetx == offsety && n > 0", &e),
+            Truth::Open("n > 0".into())
+        );
     }
 
     #[test]

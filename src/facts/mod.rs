@@ -1888,6 +1888,17 @@ impl<'a> FactReader<'a> {
             if let Some(q) = in_query {
                 v.insert("in_size_query".into(), q);
             }
+            // What the return's own block runs first (trmm's `0 == *alpha` zeroes C
+            // through a launcher, then returns): the graph keeps one site per callee,
+            // so the calls are read off the block's text.
+            let from = s.cond_at.last().copied().unwrap_or(s.start);
+            let runs = binder.reached_from_text(i, &t.s[from.min(s.start)..s.end]);
+            if !runs.is_empty() {
+                v.insert(
+                    BLOCK_RUNS.into(),
+                    runs.into_iter().collect::<Vec<_>>().join(","),
+                );
+            }
             // The test in the names the outermost caller gives its words, to compare
             // with a return in another function.
             let outer = binder.outer_names(i);
@@ -2450,6 +2461,9 @@ const ENUM_HEADERS: [&str; 2] = [
 /// outermost caller passing its parameters uses (`n_64` -> `n`), differs from the test as
 /// written.
 pub const OUTER_CONDITION: &str = "outer_condition";
+
+/// The key of the functions a return's own block runs before it returns.
+pub const BLOCK_RUNS: &str = "block_runs";
 
 /// `text` with each whole word `names` maps replaced by what it maps to (not a member:
 /// `h->n` and `s.n` stay).

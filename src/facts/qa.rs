@@ -1277,11 +1277,14 @@ fn launches_in_its_block(af: &ApiFacts, r: &Fact) -> bool {
         return false;
     };
     let end = r.end_line.max(line);
+    let runs: Vec<&str> = slot(r, super::BLOCK_RUNS)
+        .map(|s| s.split(',').collect())
+        .unwrap_or_default();
     af.facts.iter().any(|f| {
         f.kind == FactKind::Launch
             && f.order.len() > path.len()
             && f.order.starts_with(path)
-            && (line..=end).contains(&f.order[path.len()])
+            && ((line..=end).contains(&f.order[path.len()]) || runs.contains(&f.function.as_str()))
     })
 }
 
