@@ -2057,6 +2057,17 @@ fn deduce(ty: &str, arg_ty: &str, params: &BTreeSet<String>, got: &mut BTreeMap<
         return;
     };
     let pre = pre.trim_end();
+    // `const Ti*` against `const float* const*`: the pattern's `const` is the one
+    // written after the inner pointer, so `Ti` is `const float*`.
+    let east = (pre == "const")
+        .then(|| arg_ty.strip_suffix(post)?.trim_end().strip_suffix("const"))
+        .flatten()
+        .map(str::trim)
+        .filter(|m| m.ends_with('*'));
+    if let Some(mid) = east {
+        got.insert(p.to_string(), Value::Type(mid.to_string()));
+        return;
+    }
     if let Some(mid) = arg_ty
         .strip_prefix(pre)
         .and_then(|r| r.strip_suffix(post))
@@ -3026,6 +3037,15 @@ mod tests {
         let mut got = BTreeMap::new();
         deduce("I", "const int64_t", &params, &mut got);
         assert_eq!(got.get("I"), Some(&Value::Type("int64_t".into())));
+        // rocblas_gemv_kernels.cpp:119 `const Ti* A` given a batched `const float* const*`:
+        // `Ti` is the element pointer, so the launcher's `is_float` holds.
+        let params: BTreeSet<String> = ["Ti"].iter().map(|s| s.to_string()).collect();
+        let mut got = BTreeMap::new();
+        deduce("const Ti*", "const float*const*", &params, &mut got);
+        assert_eq!(got.get("Ti"), Some(&Value::Type("const float*".into())));
+        let mut got = BTreeMap::new();
+        deduce("const Ti*", "const float*", &params, &mut got);
+        assert_eq!(got.get("Ti"), Some(&Value::Type("float".into())));
     }
 
     #[test]
