@@ -471,14 +471,107 @@ fn strides(lines: &[ShownLine], out: &mut Vec<Site>) {
         let inner = c.get(0).expect("match");
         s.fix = code[inner.start() + 1..inner.end() - 1].trim().to_string();
         s.shown = s.fix.replacen(from, to, 1);
+        // Where the line sits under tests, the bug shows only where they hold.
+        let tests = enclosing_tests(lines, l.number);
+        let only = if tests.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " on the path where {} (the only one that runs this line)",
+                tests.join(" and ")
+            )
+        };
         s.effect = format!(
             "`[{}]` became `[{}]`: {vector} is indexed with {other}'s increment, so whenever \
-             {from} != {to} the kernel works on the wrong elements of {vector} (and runs past \
-             its end when |{to}| > |{from}|).",
+             {from} != {to}{only} the kernel works on the wrong elements of {vector} (and runs \
+             past its end when |{to}| > |{from}|).",
             s.fix, s.shown
         );
         out.push(s);
     }
+}
+
+/// The tests the code around line `number` makes before it runs, outermost first: each
+/// `if`'s condition, or `else of if(c)` for an `else` branch (rocblas_hbmv_kernels.cpp:146
+/// runs only in the `else` of `if(alpha)`, so only for a zero alpha).
+fn enclosing_tests(lines: &[ShownLine], number: u32) -> Vec<String> {
+    let mut text = String::new();
+    let mut at = None;
+    for l in lines {
+        if l.number == number {
+            at = Some(text.len());
+        }
+        text.push_str(code_part(l.text));
+        text.push('\n');
+    }
+    let Some(at) = at else {
+        return Vec::new();
+    };
+    let b = text.as_bytes();
+    // The `if (...)` header ending right before offset `end`, as (its `if` offset, test).
+    let header = |end: usize| -> Option<(usize, String)> {
+        let t = text[..end].trim_end();
+        if !t.ends_with(')') {
+            return None;
+        }
+        let close = t.len() - 1;
+        let mut depth = 0i32;
+        let open = (0..=close).rev().find(|&i| {
+            depth += i32::from(b[i] == b')') - i32::from(b[i] == b'(');
+            depth == 0
+        })?;
+        let kw = text[..open].trim_end();
+        kw.ends_with("if")
+            .then(|| {
+                (
+                    kw.len() - 2,
+                    text[open + 1..close]
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                )
+            })
+            .filter(|(k, _)| *k == 0 || !b[k - 1].is_ascii_alphanumeric() && b[k - 1] != b'_')
+    };
+    let mut out = Vec::new();
+    // A braceless `if (c)` right before the line's statement.
+    let line_start = text[..at].len();
+    if let Some((_, c)) = header(line_start) {
+        out.push(format!("`{c}`"));
+    }
+    let mut depth = 0i32;
+    let mut i = at;
+    while i > 0 {
+        i -= 1;
+        match b[i] {
+            b'}' => depth += 1,
+            b'{' if depth > 0 => depth -= 1,
+            b'{' => {
+                if let Some((_, c)) = header(i) {
+                    out.push(format!("`{c}`"));
+                } else if text[..i].trim_end().ends_with("else") {
+                    // The `if` block the `else` follows: its `}` and its header.
+                    let before = text[..i].trim_end();
+                    let t = before[..before.len() - 4].trim_end();
+                    if t.ends_with('}') {
+                        let close = t.len() - 1;
+                        let mut d = 0i32;
+                        if let Some(open) = (0..=close).rev().find(|&k| {
+                            d += i32::from(b[k] == b'}') - i32::from(b[k] == b'{');
+                            d == 0
+                        }) {
+                            if let Some((_, c)) = header(open) {
+                                out.push(format!("not `{c}`"));
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out.reverse();
+    out
 }
 
 /// Lines whose code may not be compiled for the API: inside `#if`/`#ifdef` blocks (an
@@ -801,6 +894,43 @@ mod tests {
                 ("tid * int64_t(incx)", "tid * int64_t(incy)")
             ]
         );
+    }
+
+    #[test]
+    fn a_swapped_increment_names_the_path_that_runs_its_line() {
+        // rocblas_hbmv_kernels.cpp:134-147, cut down: the changed store is only in the
+        // `else` of `if(alpha)`.
+        let s = sites_of(&[
+            "    T v = x[tid * incx];",
+            "    if(tid < DIM_X)",
+            "    {",
+            "        if(alpha)",
+            "        {",
+            "            y[tid * incy] = alpha * v;",
+            "        }",
+            "        else",
+            "        {",
+            "            if(tid < n)",
+            "                y[tid * incy] = beta ? y[tid * incy] * beta : 0;",
+            "        }",
+            "    }",
+        ]);
+        let st = s
+            .iter()
+            .find(|x| x.kind == "stride" && x.line == 11)
+            .unwrap();
+        assert!(
+            st.effect.contains(
+                "on the path where `tid < DIM_X` and not `alpha` and `tid < n` (the only one"
+            ),
+            "{}",
+            st.effect
+        );
+        let first = s
+            .iter()
+            .find(|x| x.kind == "stride" && x.line == 1)
+            .unwrap();
+        assert!(!first.effect.contains("on the path"), "{}", first.effect);
     }
 
     #[test]
