@@ -826,17 +826,22 @@ fn cgetrs_launch_written_in_a_macro_names_its_define() {
     let f = facts("rocsolver", "rocsolver_cgetrs");
     let t = "library/src/specialized/roclapack_trsm_specialized_kernels.hpp";
     // :899 is `FORWARD_SUBSTITUTIONS;` inside rocsolver_trsm_lower; the kernel is named
-    // at :124, in the `#define FORWARD_SUBSTITUTIONS` of :120-142.
+    // at :135, in the `#define FORWARD_SUBSTITUTIONS` of :120-142. getrs calls trsm_lower
+    // with a unit diagonal (roclapack_getrs.hpp:157, :177), and the forward case needs
+    // `notrans`, so the conjugate kernel of :124 is not cgetrs's.
     let l = find(
         &f,
         FactKind::Launch,
-        "conj_unit_forward_substitution_kernel",
+        "unit_forward_substitution_kernel",
         t,
         899,
     );
     assert_eq!(l.function, "rocsolver_trsm_lower");
     assert_eq!(l.values["macro"], "FORWARD_SUBSTITUTIONS");
     assert_eq!(l.values["macro_lines"], "120-142");
+    assert!(!f.facts.iter().any(|x| x.kind == FactKind::Launch
+        && x.subject == "conj_unit_forward_substitution_kernel"
+        && x.line == 899));
     // A launch whose line names its kernel has no such value: sscal's own launch.
     let s = facts("rocblas", "rocblas_sscal");
     assert!(s
