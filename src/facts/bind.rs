@@ -2302,16 +2302,8 @@ fn locals(text: &str, base: usize, stmt_of: StmtOf, env: &mut Env, out: &mut Vec
             // A constant test not decided here is kept as written, so that a condition
             // naming it is read as the test (`const bool notrans = (trans ==
             // rocblas_operation_none)` and `conj` cannot both hold).
-            if v.is_none() && is_plain_test(e.as_str()) {
-                let def = format!("{DEFINED}{}", n.as_str());
-                let test = Some(Value::Type(super::eval::canonical(e.as_str())));
-                put(env, &def, test.clone());
-                out.push(Local {
-                    end,
-                    name: def,
-                    value: test,
-                    is_type: false,
-                });
+            if v.is_none() {
+                define_test(n.as_str(), e.as_str(), end, env, out);
             }
             (n.as_str(), v, false)
         } else if let Some(n) = c.get(9).or(c.get(11)) {
@@ -2378,16 +2370,8 @@ fn locals(text: &str, base: usize, stmt_of: StmtOf, env: &mut Env, out: &mut Vec
             let v = init.and_then(|e| value(e, env));
             // Never written again: a test it is set to stands for it, as for a
             // constant (rocblas_gemm_ex3.hpp:1524's `bool fallback = (...)`).
-            if let (None, Some(e)) = (&v, init.filter(|e| is_plain_test(e))) {
-                let def = format!("{DEFINED}{}", n.as_str());
-                let test = Some(Value::Type(super::eval::canonical(e)));
-                put(env, &def, test.clone());
-                out.push(Local {
-                    end,
-                    name: def,
-                    value: test,
-                    is_type: false,
-                });
+            if let (None, Some(e)) = (&v, init) {
+                define_test(n.as_str(), e, end, env, out);
             }
             (n.as_str(), v, false)
         } else if let (Some(n), Some(e)) = (c.get(3), c.get(4)) {
@@ -2411,6 +2395,23 @@ fn locals(text: &str, base: usize, stmt_of: StmtOf, env: &mut Env, out: &mut Vec
         });
     }
     flush(usize::MAX, &mut events, env, out);
+}
+
+/// Records that local `name` stands for the test `init` from offset `end` on, where
+/// `init` is a plain test.
+fn define_test(name: &str, init: &str, end: usize, env: &mut Env, out: &mut Vec<Local>) {
+    if !is_plain_test(init) {
+        return;
+    }
+    let def = format!("{DEFINED}{name}");
+    let test = Some(Value::Type(super::eval::canonical(init)));
+    put(env, &def, test.clone());
+    out.push(Local {
+        end,
+        name: def,
+        value: test,
+        is_type: false,
+    });
 }
 
 /// A comparison or logical test of names and numbers, with no call in it: what a
