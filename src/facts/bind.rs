@@ -18,7 +18,8 @@ use regex::Regex;
 
 use super::code::{split_args, Body, Scanner, Text};
 use super::eval::{
-    condition, is_enumerator, resolve_type, value, Env, Truth, Value, DEFINED, HOLDS, ONE_OF, SITES,
+    condition, is_branch_header, is_enumerator, resolve_type, value, Env, Truth, Value, DEFINED,
+    HOLDS, ONE_OF, SITES,
 };
 use super::CodeText;
 use crate::model::InterfaceGraph;
@@ -1621,12 +1622,7 @@ fn bind_site(
 /// `return` that stands alone under it (`if(n_64 <= 0 || ...) { ...; return ...; }`),
 /// and what held on entry to the caller.
 fn held_at(t: &Text, b: &Body, at: usize, cenv: &Env) -> Vec<String> {
-    let branchless = |c: &str| {
-        c.starts_with("loop:")
-            || c.starts_with("switch (")
-            || c.starts_with("case ")
-            || c == "default"
-    };
+    let branchless = |c: &str| is_branch_header(c);
     let mut out = Vec::new();
     let (conds, _) = b.conds_at(at);
     for c in conds.iter().filter(|c| !branchless(c)) {
@@ -1671,13 +1667,9 @@ fn status_returns(t: &Text, b: &Body) -> Vec<String> {
             .trim()
             .trim_end_matches(';')
             .trim();
-        let plain = conds.iter().all(|c| {
-            !(c.starts_with("loop:")
-                || c.starts_with("switch (")
-                || c.starts_with("case ")
-                || c == "default"
-                || c.starts_with("constexpr "))
-        });
+        let plain = conds
+            .iter()
+            .all(|c| !(is_branch_header(c) || c.starts_with("constexpr ")));
         let literal = value.starts_with("rocblas_status_") && value.bytes().all(is_ident);
         if !literal || value == "rocblas_status_continue" || !plain || conds.is_empty() {
             break;

@@ -83,6 +83,12 @@ pub enum Truth {
     Open(String),
 }
 
+/// A condition the statement scanner writes for a loop or a `switch` (`loop: ...`,
+/// `switch (m)`, `case 1`, `default`): where a statement sits, not a test of values.
+pub fn is_branch_header(c: &str) -> bool {
+    c.starts_with("loop:") || c.starts_with("switch (") || c.starts_with("case ") || c == "default"
+}
+
 /// Evaluates one condition as the statement scanner writes it (`not (X)`,
 /// `constexpr X`, `loop: ...`, `switch (m)`, `case 1`).
 pub fn condition(cond: &str, env: &Env) -> Truth {
@@ -201,11 +207,7 @@ pub fn expanded(cond: &str, env: &Env) -> Option<String> {
 
 fn condition_as_written(cond: &str, env: &Env) -> Truth {
     let c = cond.trim();
-    if c.starts_with("loop:")
-        || c.starts_with("switch (")
-        || c.starts_with("case ")
-        || c == "default"
-    {
+    if is_branch_header(c) {
         return Truth::Open(c.to_string());
     }
     let (c, constexpr) = match c.strip_prefix("constexpr ") {
@@ -404,10 +406,7 @@ pub fn bounds_either(a: &[String], b: &[String]) -> Vec<String> {
 /// constant, a bare flag)? Branch headers and calls do not.
 pub fn bounds_anything(c: &str) -> bool {
     let c = c.trim();
-    let branch_header = c.starts_with("loop:")
-        || c.starts_with("switch (")
-        || c.starts_with("case ")
-        || c == "default";
+    let branch_header = is_branch_header(c);
     !branch_header && !comparisons(c, true).is_empty()
 }
 

@@ -36,7 +36,7 @@ use crate::model::{
 use bind::Binder;
 use code::{eval_int, one_line, split_args, tidy, Body, Scanner, Text};
 use compiled::CompilerView;
-use eval::{condition, known_names, Truth};
+use eval::{condition, is_branch_header, known_names, Truth};
 
 /// A file of a library: `(lib, file)`.
 type FileKey = (String, String);
@@ -2196,10 +2196,7 @@ fn earlier_return_taken(t: &Text, b: &Body, at: usize, env: &eval::Env) -> Optio
     b.returns_before(&t.s, at).into_iter().find_map(|(s, own)| {
         if own.is_empty()
             || own.iter().any(|c| {
-                c.starts_with("loop:")
-                    || c.starts_with("switch (")
-                    || c.starts_with("case ")
-                    || c == "default"
+                is_branch_header(c)
             })
             || !own.iter().all(|c| condition(c, env) == Truth::True)
         {
@@ -2248,13 +2245,7 @@ pub(crate) fn returned_tests<'b>(t: &Text, b: &'b Body, at: usize) -> Vec<&'b St
             // `if(true)` wraps a block to scope its locals; it is no condition.
             let own: Vec<&String> = own.iter().filter(|c| c.trim() != "true").collect();
             match own[..] {
-                [c] if !(c.starts_with("loop:")
-                    || c.starts_with("switch (")
-                    || c.starts_with("case ")
-                    || c == "default") =>
-                {
-                    Some(c)
-                }
+                [c] if !is_branch_header(c) => Some(c),
                 _ => None,
             }
         })
