@@ -995,3 +995,81 @@ fn a_return_another_function_already_took_is_compared_in_the_apis_names() {
     );
     assert_eq!(r.values["condition"], "!n || !batch_count");
 }
+
+#[test]
+fn what_follows_a_return_always_taken_and_a_branch_never_taken_is_not_the_apis() {
+    // rocsolver_gemm returns through rocblasCall_gemm for unit increments
+    // (roclapack_gemm_specialized_kernels.hpp:192-195), which every cheevdx call passes:
+    // its pointer-mode test at :228 is never made.
+    let f = facts("rocsolver", "rocsolver_cheevdx");
+    let gemm = "library/src/specialized/roclapack_gemm_specialized_kernels.hpp";
+    assert!(!has(&f, FactKind::PointerMode, gemm, 228));
+    // herk runs the syr2k device function with TWOK = false: the barriers under
+    // `if(TWOK)` (herk_syrk_device.hpp:1150-1187) are cher2k's only.
+    let dev = "library/src/blas3/herk_syrk_device.hpp";
+    let barrier_lines = |api: &str| {
+        let f = facts("rocblas", api);
+        find(
+            &f,
+            FactKind::Barrier,
+            "rocblas_syr2k_her2k_mult_add_device",
+            dev,
+            1134,
+        )
+        .values["lines"]
+            .clone()
+    };
+    assert_eq!(barrier_lines("rocblas_cherk_batched"), "1134, 1147");
+    assert_eq!(
+        barrier_lines("rocblas_cher2k_batched"),
+        "1134, 1147, 1174, 1187"
+    );
+    // potrf gives potf2 at most POTRF_BLOCKSIZE columns (127 for single complex):
+    // below its switch size, each block of its loop, and the last block the loop
+    // leaves (roclapack_potrf.hpp:188, 207-211, 269-271). potf2's large-n path
+    // (sqrtDiagOnward, roclapack_potf2.hpp:225) is cpotf2's, not cpotrf's.
+    let potf2 = "library/src/lapack/roclapack_potf2.hpp";
+    for api in ["rocsolver_cpotrf", "rocsolver_chegvj_batched"] {
+        let f = facts("rocsolver", api);
+        assert!(!has(&f, FactKind::Launch, potf2, 225), "{api}");
+        assert!(
+            f.excluded
+                .iter()
+                .any(|x| x.starts_with(&format!("sqrtDiagOnward at {potf2}:225"))),
+            "{api}: {:#?}",
+            f.excluded
+        );
+    }
+    assert!(has(
+        &facts("rocsolver", "rocsolver_cpotf2"),
+        FactKind::Launch,
+        potf2,
+        225
+    ));
+}
+
+#[test]
+fn a_size_query_inside_a_quick_return_block_is_ordered_before_its_return() {
+    // rocblas_tbmv.hpp:56-59: the size query at :58 returns before the block's
+    // `return rocblas_status_success` at :59.
+    let f = facts("rocblas", "rocblas_stbmv_batched");
+    let file = "library/src/blas2/rocblas_tbmv.hpp";
+    let query = f
+        .facts
+        .iter()
+        .find(|x| x.kind == FactKind::WorkspaceQuery && x.file == file && x.line == 58)
+        .expect("size query at :58");
+    let success = find(
+        &f,
+        FactKind::QuickReturn,
+        "rocblas_status_success",
+        file,
+        56,
+    );
+    assert!(
+        query.order < success.order,
+        "{:?} {:?}",
+        query.order,
+        success.order
+    );
+}

@@ -675,7 +675,10 @@ impl<'a> Binder<'a> {
                     .zip(&s.args)
                     .filter_map(|((_, p), a)| Some((root_name(a)?, p.as_str())))
                     .collect();
-                let mut held = held_at(&ct, &cb, s.at, &cenv);
+                let mut held: Vec<String> = held_at(&ct, &cb, s.at, &cenv)
+                    .into_iter()
+                    .map(|c| folded(&c, &cenv))
+                    .collect();
                 held.extend(self.checked_before(c, &ct, &cb, s.at));
                 held.extend(constructed_fields(
                     &ct,
@@ -705,6 +708,9 @@ impl<'a> Binder<'a> {
                 }
                 for ((_, p), a) in own.params.iter().zip(&s.args) {
                     for c in argument_bounds(&ct, &cb, s.at, a, &held, p) {
+                        got.insert(format!("{HOLDS}{c}"), Value::Bool(true));
+                    }
+                    for c in upper_bounds(&ct, &cb, s.at, a, p, &cenv) {
                         got.insert(format!("{HOLDS}{c}"), Value::Bool(true));
                     }
                 }
@@ -1876,6 +1882,163 @@ fn argument_bounds(
     Vec::new()
 }
 
+/// A held test `name op E` whose bound `E` the caller's values fix (potrf's
+/// `n <= POTRF_POTF2_SWITCHSIZE(T)`, a `sizeof(T)` choice), with `E` as its number: the
+/// callee has no `T` of the caller's to read it by.
+fn folded(c: &str, env: &Env) -> String {
+    static CMP: OnceLock<Regex> = OnceLock::new();
+    let cmp = CMP.get_or_init(|| {
+        Regex::new(r"^([A-Za-z_]\w*)\s*(<=|<|>=|>|==|!=)\s*(.+)$").expect("static regex")
+    });
+    let c = c.trim();
+    let inner = c.strip_prefix("not (").and_then(|r| r.strip_suffix(')'));
+    let negated = inner.is_some();
+    let Some(m) = cmp.captures(inner.unwrap_or(c)) else {
+        return c.to_string();
+    };
+    let bound = m[3].trim();
+    if bound
+        .chars()
+        .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+    {
+        return c.to_string();
+    }
+    match value(bound, env) {
+        Some(Value::Int(k)) => {
+            let test = format!("{} {} {k}", &m[1], &m[2]);
+            if negated {
+                format!("not ({test})")
+            } else {
+                test
+            }
+        }
+        _ => c.to_string(),
+    }
+}
+
+/// Upper bounds on a parameter from how the caller computed its argument, with the
+/// caller's values:
+/// - `jb` set by `jb = std::min(n - j, nb)` (nb fixed): `param <= nb`;
+/// - `x - y` past every loop `while(y < x - K)` that a path to the call runs (no
+///   `break`, neither name written after): the loop ended with `y >= x - K`, so
+///   `param <= K` (potrf's last block after its blocked loop).
+fn upper_bounds(t: &Text, b: &Body, at: usize, arg: &str, param: &str, env: &Env) -> Vec<String> {
+    let arg = arg.trim();
+    let number = |e: &str| match value(e.trim(), env) {
+        Some(Value::Int(k)) => Some(k),
+        _ => None,
+    };
+    let (at_conds, _) = b.conds_at(at);
+    if is_name(arg) {
+        static MIN: OnceLock<Regex> = OnceLock::new();
+        let min = MIN.get_or_init(|| {
+            Regex::new(r"^(\w+)\s*=\s*std::min\s*\((.+)\)\s*;$").expect("static regex")
+        });
+        // The last statement setting it before the call, on the call's own path.
+        let set = b
+            .stmts
+            .iter()
+            .filter(|st| st.end <= at)
+            .rev()
+            .find_map(|st| {
+                let text = t.s.get(st.start..st.end)?.trim();
+                let m = min.captures(text)?;
+                (&m[1] == arg).then(|| (st, m[2].to_string()))
+            });
+        let Some((st, args)) = set else {
+            return Vec::new();
+        };
+        if !at_conds.starts_with(&st.conds) || writes_after(&t.s[..at], arg, st.end, true) {
+            return Vec::new();
+        }
+        return split_args(&args, true)
+            .iter()
+            .filter_map(|a| number(a))
+            .min()
+            .map(|k| vec![format!("{param} <= {k}")])
+            .unwrap_or_default();
+    }
+    static DIFF: OnceLock<Regex> = OnceLock::new();
+    let diff = DIFF.get_or_init(|| {
+        Regex::new(r"^\(?\s*([A-Za-z_]\w*)\s*-\s*([A-Za-z_]\w*)\s*\)?$").expect("static regex")
+    });
+    let Some(m) = diff.captures(arg) else {
+        return Vec::new();
+    };
+    let (x, y) = (&m[1], &m[2]);
+    static WHILE: OnceLock<Regex> = OnceLock::new();
+    let head = WHILE.get_or_init(|| {
+        Regex::new(r"^loop: while \(\s*(\w+)\s*<\s*(\w+)\s*-\s*(.+)\)$").expect("static regex")
+    });
+    // Each loop before the call: its header, the tests around it past what the call
+    // shares, where it starts and ends, and its bound.
+    let mut loops: Vec<(&String, &[String], usize, usize, i64)> = Vec::new();
+    for st in b.stmts.iter().filter(|st| st.end <= at) {
+        let Some(k) = st.conds.iter().position(|c| c.starts_with("loop: ")) else {
+            continue;
+        };
+        let c = &st.conds[k];
+        let Some(h) = head.captures(c) else {
+            continue;
+        };
+        if &h[1] != y || &h[2] != x {
+            continue;
+        }
+        let Some(bound) = number(&h[3]) else {
+            return Vec::new();
+        };
+        let open_at = st.cond_at.get(k).copied().unwrap_or(st.start);
+        match loops
+            .iter_mut()
+            .find(|l| std::ptr::eq(l.0, c) || (l.0 == c && l.2 == open_at))
+        {
+            Some(l) => l.3 = l.3.max(st.end),
+            None => loops.push((c, &st.conds[..k], open_at, st.end, bound)),
+        }
+    }
+    let Some(&(_, _, _, _, bound)) = loops.first() else {
+        return Vec::new();
+    };
+    if loops.iter().any(|l| l.4 != bound) {
+        return Vec::new();
+    }
+    // Every path to the call runs one of them: one under no test the call does not
+    // share, or two under a test and its negation.
+    let rest = |outer: &[String]| -> Vec<String> {
+        let shared = outer
+            .iter()
+            .zip(&at_conds)
+            .take_while(|(a, b)| a == b)
+            .count();
+        outer[shared..].to_vec()
+    };
+    let rests: Vec<Vec<String>> = loops.iter().map(|l| rest(l.1)).collect();
+    let covered = rests.iter().any(|r| r.is_empty())
+        || rests.iter().any(|r| {
+            r.len() == 1
+                && rests
+                    .iter()
+                    .any(|o| o.len() == 1 && o[0] == format!("not ({})", r[0]))
+        });
+    let last_end = loops.iter().map(|l| l.3).max().unwrap_or(at);
+    let broken = loops
+        .iter()
+        .any(|l| t.s.get(l.2..l.3).is_some_and(|s| s.contains("break")));
+    if !covered
+        || broken
+        || writes_after(&t.s[..at], y, last_end, true)
+        || writes_after(&t.s[..at], x, loops[0].2, true)
+    {
+        return Vec::new();
+    }
+    vec![format!("{param} <= {bound}")]
+}
+
+fn is_name(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// Does the held condition `c` say `a <= b` (`m >= n` inside gebd2's `if(m >= n)`,
 /// `not (m >= n)` in its `else`)?
 fn at_most(c: &str, a: &str, b: &str) -> bool {
@@ -2684,6 +2847,31 @@ mod tests {
         let src = "rocblas_status f(int64_t n_64, int64_t batch_count_64) {\n for(int64_t b_base = 0; b_base < batch_count_64; b_base += c_i64_grid_YZ_chunk)\n {\n int32_t batch_count = int32_t(std::min(batch_count_64 - b_base, c_i64_grid_YZ_chunk));\n for(int64_t n_base = 0, pass = 0; n_base < n_64; n_base += c_i64_grid_X_chunk, pass++)\n {\n int32_t n = int32_t(std::min(n_64 - n_base, c_i64_grid_X_chunk));\n int32_t m = int32_t(std::min(n_64 - n_base, other));\n rocblas_status status = launcher(n, batch_count, m);\n }\n }\n return rocblas_status_success;\n}\n";
         let (t, b, at) = parsed(src, "f", "launcher(");
         assert_eq!(chunk_sizes(&t, &b, at), ["batch_count >= 1", "n >= 1"]);
+    }
+
+    #[test]
+    fn a_blocked_loop_bounds_each_block_and_the_last() {
+        // roclapack_potrf.hpp:186-271, cut down: the blocks the unblocked step gets are
+        // at most nb wide, and so is what the loop leaves, on either branch.
+        let src = "rocblas_status f(int n, bool up) {\n int nb = 127;\n if(n <= 127)\n return potf2(n);\n int jb, j = 0;\n if(up)\n {\n while(j < n - 127)\n {\n jb = std::min(n - j, nb);\n potf2(jb);\n j += nb;\n }\n }\n else\n {\n while(j < n - 127)\n {\n jb = std::min(n - j, nb);\n potf2(jb);\n j += nb;\n }\n }\n if(j < n)\n {\n potf2(n - j);\n }\n return rocblas_status_success;\n}\n";
+        let mut env = Env::default();
+        env.values.insert("nb".into(), Value::Int(127));
+        let (t, b, at) = parsed(src, "f", "potf2(jb");
+        assert_eq!(upper_bounds(&t, &b, at, "jb", "n", &env), ["n <= 127"]);
+        let (t, b, at) = parsed(src, "f", "potf2(n - j");
+        assert_eq!(upper_bounds(&t, &b, at, "n - j", "n", &env), ["n <= 127"]);
+        // A loop on one branch only leaves the other path unbounded.
+        let one = src.replacen("while(j < n - 127)", "while(j < m)", 1);
+        let (t, b, at) = parsed(&one, "f", "potf2(n - j");
+        assert!(upper_bounds(&t, &b, at, "n - j", "n", &env).is_empty());
+        // A loop that may stop early leaves nothing known.
+        let broken = src.replace("j += nb;", "j += nb;\n if(bad) break;");
+        let (t, b, at) = parsed(&broken, "f", "potf2(n - j");
+        assert!(upper_bounds(&t, &b, at, "n - j", "n", &env).is_empty());
+        // The first call's test reads as its number.
+        assert_eq!(folded("n <= (nb)", &env), "n <= 127");
+        assert_eq!(folded("not (n <= (nb))", &env), "not (n <= 127)");
+        assert_eq!(folded("n <= nb", &env), "n <= nb");
     }
 
     #[test]

@@ -1323,6 +1323,19 @@ impl<'a> Parser<'a> {
                 };
             }
         }
+        // `sizeof(T)` of a type this API fixes (potrf's block sizes pick by it).
+        if path.len() == 1 && last == "sizeof" && matches!(self.peek(), Some(Tok::Open('('))) {
+            let open = self.i;
+            self.skip_group();
+            let inner = self.text(open + 1, self.i.saturating_sub(1));
+            return match resolve_type(&inner, self.env).and_then(|t| type_size(&t)) {
+                Some(n) => {
+                    self.touched = true;
+                    Node::Int(n)
+                }
+                None => Node::Open(self.text(start, self.i), false),
+            };
+        }
         let mut plain = path.len() == 1;
         // A call with template arguments (`rocblas_gemvt_skinny_n<Ti>(transA, m, n)`),
         // not a comparison: kept whole with its call.
@@ -1649,6 +1662,26 @@ fn alias(w: &str) -> &str {
     }
 }
 
+/// The size in bytes of a type as [`resolve_type`] spells it, on the 64-bit targets
+/// the libraries build for; `None` for a type whose size the text does not give.
+fn type_size(t: &str) -> Option<i64> {
+    let t = t
+        .trim()
+        .trim_start_matches("const ")
+        .trim_end_matches(" const");
+    if t.ends_with('*') {
+        return Some(8);
+    }
+    Some(match t {
+        "int8_t" | "uint8_t" | "char" | "bool" => 1,
+        "_Float16" | "rocblas_bfloat16" | "int16_t" | "uint16_t" => 2,
+        "float" | "int32_t" | "uint32_t" | "unsigned" => 4,
+        "double" | "int64_t" | "uint64_t" | "size_t" | "rocblas_complex_num<float>" => 8,
+        "rocblas_complex_num<double>" => 16,
+        _ => return None,
+    })
+}
+
 fn type_test(name: &str, args: &str, env: &Env) -> Option<bool> {
     let args = crate::facts::code::split_args(args, true);
     if name.starts_with("is_same") {
@@ -1676,6 +1709,21 @@ mod tests {
                 .collect(),
             params: params.iter().map(|p| p.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn sizeof_a_fixed_type_is_its_size() {
+        // roclapack_potrf.hpp's POTRF_BLOCKSIZE(T) for single complex: 127.
+        let mut env = Env::default();
+        env.params.insert("T".into());
+        env.values
+            .insert("T".into(), Value::Type("rocblas_float_complex".into()));
+        let block = "((sizeof(T) == 4) ? 180 : (sizeof(T) == 8) ? 127 : 90)";
+        assert_eq!(value(block, &env), Some(Value::Int(127)));
+        env.values
+            .insert("T".into(), Value::Type("rocblas_double_complex".into()));
+        assert_eq!(value(block, &env), Some(Value::Int(90)));
+        assert_eq!(value("sizeof(U)", &env), None);
     }
 
     #[test]

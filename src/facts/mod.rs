@@ -1017,7 +1017,16 @@ impl<'a> FactReader<'a> {
                 .get(&(f.function.as_str(), f.file.as_str(), f.function_lines.0))
                 .copied();
             if let Some(key) = node.and_then(|j| keys[j].as_ref()) {
-                f.order = key.iter().copied().chain([f.line]).collect();
+                // A return runs where its statement is, which is not always under its
+                // own test's line: a size query's return inside a quick return's block
+                // (tbmv's `!n || !batch_count`) comes before that block's `return`.
+                let at = match f.kind {
+                    FactKind::QuickReturn | FactKind::ArgCheck | FactKind::WorkspaceQuery => {
+                        f.end_line.max(f.line)
+                    }
+                    _ => f.line,
+                };
+                f.order = key.iter().copied().chain([at]).collect();
             }
             // A callee's return the caller drops (a workspace-size helper's status) ends
             // the callee only, not the API.
@@ -1556,11 +1565,15 @@ impl<'a> FactReader<'a> {
             (FactKind::Wavefront, &d.wavefront),
             (FactKind::MemoryPath, &d.memory_path),
         ] {
+            // Only what this instantiation runs: barriers under `if(TWOK)` are not
+            // herk's, which runs the syr2k device function with TWOK = false.
             let mut hits: Vec<(String, u32)> = re
                 .captures_iter(body)
                 .filter_map(|c| {
                     let m = c.get(1)?;
-                    Some((m.as_str().to_string(), t.line_of(b.open + m.start())))
+                    let at = b.open + m.start();
+                    decided(&b.conds_at(at).0, &binder.env_at(i, at)).ok()?;
+                    Some((m.as_str().to_string(), t.line_of(at)))
                 })
                 .collect();
             if kind == FactKind::MemoryPath && !constants.is_empty() {
@@ -1810,6 +1823,10 @@ impl<'a> FactReader<'a> {
             // Read with what the API fixes: a check under a condition false for it, or
             // whose own test can never hold for it, is not one this API makes.
             let env = binder.env_at(i, s.start);
+            // Past a return that always fires for this API nothing runs.
+            if earlier_return_taken(&t, &b, s.start, &env).is_some() {
+                continue;
+            }
             let Some((check, outer)) = s.conds.split_last() else {
                 continue;
             };
@@ -1849,7 +1866,10 @@ impl<'a> FactReader<'a> {
                         v.insert("macro_lines".into(), format!("{s}-{e}"));
                     }
                     let mut conds = open.clone();
-                    conds.push(check.clone());
+                    let again = paren_receiver(&check);
+                    if !conds.iter().any(|c| paren_receiver(c) == again) {
+                        conds.push(check.clone());
+                    }
                     out.push(mk(
                         FactKind::WorkspaceQuery,
                         n.name.clone(),
@@ -1919,7 +1939,11 @@ impl<'a> FactReader<'a> {
         for c in d.runtime.captures_iter(body) {
             let m = c.get(1).expect("group");
             let at = b.open + m.start();
-            let Ok(conds) = decided(&b.conds_at(at).0, &binder.env_at(i, at)) else {
+            let env = binder.env_at(i, at);
+            if earlier_return_taken(&t, &b, at, &env).is_some() {
+                continue;
+            }
+            let Ok(conds) = decided(&b.conds_at(at).0, &env) else {
                 continue;
             };
             let open_paren = m.end() + body[m.end()..].find('(').unwrap_or(0);
@@ -1987,7 +2011,11 @@ impl<'a> FactReader<'a> {
                 .map(|c| negation(c))
                 .collect();
             when.extend(s.conds.iter().cloned());
-            let Ok(conds) = decided(&when, &binder.env_at(i, s.start)) else {
+            let env = binder.env_at(i, s.start);
+            if earlier_return_taken(&t, &b, s.start, &env).is_some() {
+                continue;
+            }
+            let Ok(conds) = decided(&when, &env) else {
                 continue;
             };
             let target: String = c[1].chars().filter(|c| !c.is_whitespace()).collect();
@@ -2067,7 +2095,11 @@ impl<'a> FactReader<'a> {
             } else {
                 continue;
             }
-            let Ok(conds) = decided(&s.conds, &binder.env_at(i, s.start)) else {
+            let env = binder.env_at(i, s.start);
+            if earlier_return_taken(&t, &b, s.start, &env).is_some() {
+                continue;
+            }
+            let Ok(conds) = decided(&s.conds, &env) else {
                 continue;
             };
             let line = t.line_of(s.start);
@@ -2078,6 +2110,9 @@ impl<'a> FactReader<'a> {
         for (o, cond, outer) in &b.branches {
             if cond.contains("pointer_mode") {
                 let env = binder.env_at(i, *o);
+                if earlier_return_taken(&t, &b, *o, &env).is_some() {
+                    continue;
+                }
                 // A test the pointer mode the code has set decides (rocSOLVER sets it
                 // before its rocBLAS calls) is not a branch of this API.
                 if !matches!(condition(cond, &env), Truth::Open(_)) {
@@ -2252,14 +2287,24 @@ pub(crate) fn returned_tests<'b>(t: &Text, b: &'b Body, at: usize) -> Vec<&'b St
         .collect()
 }
 
+/// `(name)->` and `(name).`, as a macro's parenthesized parameter expands, written
+/// `name->` and `name.`.
+fn paren_receiver(c: &str) -> std::borrow::Cow<'_, str> {
+    static RECEIVER: OnceLock<Regex> = OnceLock::new();
+    RECEIVER
+        .get_or_init(|| Regex::new(r"\(\s*(\w+)\s*\)\s*(->|\.)").expect("static regex"))
+        .replace_all(c, "$1$2")
+}
+
 fn decided(conds: &[String], env: &eval::Env) -> Result<Vec<String>, String> {
     let mut open = Vec::new();
     // Each condition is read under the open ones before it that say something of a
     // name's value: `notrans` then `conj` cannot both hold, whatever `trans` is.
     let mut assumed: Option<eval::Env> = None;
-    let mut before: BTreeSet<&str> = BTreeSet::new();
+    let mut before: BTreeSet<String> = BTreeSet::new();
     for (k, c) in conds.iter().enumerate() {
-        let t = c.trim();
+        // A macro's `(handle)->` is the caller's `handle->`.
+        let t = &*paren_receiver(c.trim());
         let negation_of = |x: &str| {
             x.strip_prefix("not (")
                 .and_then(|r| r.strip_suffix(')'))
@@ -2274,7 +2319,7 @@ fn decided(conds: &[String], env: &eval::Env) -> Result<Vec<String>, String> {
             condition(c, assumed.as_ref().unwrap_or(env))
         };
         if let Truth::Open(_) = truth {
-            before.insert(t);
+            before.insert(t.to_string());
         }
         if let (Truth::Open(rest), true) = (&truth, k + 1 < conds.len()) {
             let now = assumed.as_ref().unwrap_or(env);
