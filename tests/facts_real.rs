@@ -1073,3 +1073,19 @@ fn a_size_query_inside_a_quick_return_block_is_ordered_before_its_return() {
         success.order
     );
 }
+
+#[test]
+fn a_return_into_another_path_is_negated_in_what_follows_it() {
+    // roclapack_getri.hpp:350-355: getri returns through getri_run_small for
+    // n <= TRTRI_MAX_COLS (64), so the large kernels launch only for n > 64.
+    let f = facts("rocsolver", "rocsolver_sgetri");
+    let getri = "library/src/lapack/roclapack_getri.hpp";
+    let large = find(&f, FactKind::Launch, "getri_kernel_large1", getri, 376);
+    assert!(
+        large.conditions.iter().any(|c| c == "not (n <= 64)"),
+        "{:?}",
+        large.conditions
+    );
+    // An error return (RETURN_IF_HIP_ERROR's `_status != hipSuccess`) is no such path.
+    assert!(large.conditions.iter().all(|c| !c.contains("_status")));
+}

@@ -1196,7 +1196,9 @@ impl<'a> FactReader<'a> {
                         if earlier_return_taken(&t, &b, at, &env).is_some() {
                             continue;
                         }
-                        if let Ok(open) = decided(&b.conds_at(at).0, &env) {
+                        let (conds, _) =
+                            with_diverting_returns(&t, &b, at, b.conds_at(at).0, Vec::new());
+                        if let Ok(open) = decided(&conds, &env) {
                             shared = Some(common_prefix(shared, open));
                         }
                     }
@@ -1252,6 +1254,7 @@ impl<'a> FactReader<'a> {
             .map(|(line, la)| {
                 let env = binder.env_at(i, la.start);
                 let (raw, at) = b.conds_at(la.start);
+                let (raw, at) = with_diverting_returns(&t, &b, la.start, raw, at);
                 let (f, kv, dead) =
                     self.launch_site_fact(from, to, &t, &b, line, la, pv, detail, &env, &at);
                 (f, kv, dead, raw, env)
@@ -1306,6 +1309,9 @@ impl<'a> FactReader<'a> {
             };
             (f, ParamValues::new())
         };
+        // As `at` does (see `launch_facts`), past the returns into other paths.
+        let conds = std::mem::take(&mut f.conditions);
+        f.conditions = with_diverting_returns(t, b, launch_at, conds, Vec::new()).0;
         // A return earlier in the function that always fires for this API
         // (into another path: syr2k's block-recursive one, rocBLAS's gemm for
         // unit increments) leaves the launch after it unreached.
@@ -1943,7 +1949,8 @@ impl<'a> FactReader<'a> {
             if earlier_return_taken(&t, &b, at, &env).is_some() {
                 continue;
             }
-            let Ok(conds) = decided(&b.conds_at(at).0, &env) else {
+            let (conds, _) = with_diverting_returns(&t, &b, at, b.conds_at(at).0, Vec::new());
+            let Ok(conds) = decided(&conds, &env) else {
                 continue;
             };
             let open_paren = m.end() + body[m.end()..].find('(').unwrap_or(0);
@@ -2118,7 +2125,8 @@ impl<'a> FactReader<'a> {
                 if !matches!(condition(cond, &env), Truth::Open(_)) {
                     continue;
                 }
-                let Ok(conds) = decided(outer, &env) else {
+                let (outer, _) = with_diverting_returns(&t, &b, *o, outer.clone(), Vec::new());
+                let Ok(conds) = decided(&outer, &env) else {
                     continue;
                 };
                 let mut v = BTreeMap::new();
@@ -2285,6 +2293,79 @@ pub(crate) fn returned_tests<'b>(t: &Text, b: &'b Body, at: usize) -> Vec<&'b St
             }
         })
         .collect()
+}
+
+/// The test of each earlier `return` that hands the call to another path
+/// (`if(n <= TRTRI_MAX_COLS) return getri_run_small(...)`, a 64-bit launcher's
+/// `return` into its 32-bit one), negated, put before the conditions `conds` around
+/// offset `at` (with the `if`'s offset before `offsets`): code at `at` runs only where
+/// that path was not taken. A return of a status only is the early-returns' business.
+pub(crate) fn with_diverting_returns(
+    t: &Text,
+    b: &Body,
+    at: usize,
+    conds: Vec<String>,
+    offsets: Vec<usize>,
+) -> (Vec<String>, Vec<usize>) {
+    static CALL: OnceLock<Regex> = OnceLock::new();
+    let call = CALL.get_or_init(|| {
+        Regex::new(r"^return\s+[A-Za-z_][\w:]*\s*(?:<[^;]*>)?\s*\(").expect("static regex")
+    });
+    let mut tests = Vec::new();
+    let mut at_offsets = Vec::new();
+    for (s, own) in b.returns_before(&t.s, at) {
+        let own: Vec<&String> = own.iter().filter(|c| c.trim() != "true").collect();
+        let text = tidy(&t.s[s.start..s.end]);
+        if own.is_empty()
+            || own.iter().any(|c| {
+                is_branch_header(c)
+                    || c.starts_with("constexpr ")
+                    || c.contains("is_device_memory_size_query")
+            })
+            || !call.is_match(&text)
+            || text.contains("set_optimal_device_memory_size")
+            // On a path where one of its tests is false it was never taken.
+            || own.iter().any(|c| conds.contains(&negation(c)))
+            // An error path (`RETURN_IF_HIP_ERROR`'s `_status != hipSuccess`) is no
+            // other path of the work.
+            || own.iter().any(|c| {
+                let c = c.to_ascii_lowercase();
+                c.contains("status") || c.contains("hipsuccess") || c.contains("error")
+            })
+            || call
+                .find(&text)
+                .is_some_and(|m| m.as_str().contains("status") || m.as_str().contains("error"))
+        {
+            continue;
+        }
+        // Nested tests (`if(a) { if(b) return f(); }`) return when all of them hold.
+        let taken = match own[..] {
+            [c] => c.clone(),
+            _ => own
+                .iter()
+                .map(|c| {
+                    if c.contains("||") || c.contains('?') {
+                        format!("({c})")
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" && "),
+        };
+        let negated = negation(&taken);
+        if conds.contains(&negated) || tests.contains(&negated) {
+            continue;
+        }
+        tests.push(negated);
+        at_offsets.push(s.cond_at.last().copied().unwrap_or(s.start));
+    }
+    if tests.is_empty() {
+        return (conds, offsets);
+    }
+    tests.extend(conds);
+    at_offsets.extend(offsets);
+    (tests, at_offsets)
 }
 
 /// `(name)->` and `(name).`, as a macro's parenthesized parameter expands, written
