@@ -1089,3 +1089,29 @@ fn a_return_into_another_path_is_negated_in_what_follows_it() {
     // An error return (RETURN_IF_HIP_ERROR's `_status != hipSuccess`) is no such path.
     assert!(large.conditions.iter().all(|c| !c.contains("_status")));
 }
+
+#[test]
+fn a_cross_library_call_names_the_overload_it_resolves_to() {
+    // rocblas.hpp:2284 calls `rocblas_internal_trsm_workspace_size<T>`: the `<T>`
+    // overload (rocblas_trsm_kernels.hpp:1810), not `<BLOCK, BATCHED, T>` (:1685).
+    let f = facts("rocsolver", "rocsolver_sgetrf");
+    let callees: Vec<&str> = f
+        .facts
+        .iter()
+        .filter(|x| {
+            x.kind == FactKind::CrossLibrary && x.subject == "rocblas_internal_trsm_workspace_size"
+        })
+        .map(|x| x.values["callee"].as_str())
+        .collect();
+    assert_eq!(
+        callees,
+        ["rocblas:library/src/blas3/rocblas_trsm_kernels.hpp:1810"]
+    );
+    // lartg's `isnan` of a float is the standard library's, not rocBLAS's
+    // `std::isnan(rocblas_bfloat16)` (rocblas_bfloat16.h:307).
+    let f = facts("rocsolver", "rocsolver_sbdsqr");
+    assert!(f
+        .facts
+        .iter()
+        .all(|x| !(x.kind == FactKind::CrossLibrary && x.subject == "isnan")));
+}

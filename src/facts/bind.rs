@@ -135,6 +135,21 @@ impl<'a> Binder<'a> {
             .unwrap_or_default()
     }
 
+    /// Can some call of node `to` written in node `from` call this definition of it
+    /// (template arguments and argument count as the definition takes them)?
+    pub fn calls_viably(&self, from: usize, to: usize) -> bool {
+        let (caller, callee) = (&self.g.nodes[from], &self.g.nodes[to]);
+        let (Some((ct, cb)), Some((t, b))) = (self.code.body(caller), self.code.body(callee))
+        else {
+            return true;
+        };
+        let Some(own) = self.head_of(callee, &t, &b) else {
+            return true;
+        };
+        let sites = self.sites(caller, callee, &ct, &cb);
+        sites.is_empty() || sites.iter().any(|s| own.viable(s))
+    }
+
     /// Does the API reach node `i`: is some call of it live for this API?
     pub fn reached(&self, i: usize) -> bool {
         self.bound(i).1
@@ -798,11 +813,21 @@ fn agree(
     }
     // What each site's held conditions say of a name's range, joined: the 64-bit
     // launcher's direct call passes `n_64 > 0`, its chunk loop `n >= 1`.
+    // A site's known integer is a range of one (sgemv_64's batch count 1 through the
+    // 32-bit shortcut beside its chunk loop's `batch_count <= 1`).
     let held = |m: &BTreeMap<String, Value>| -> Vec<String> {
-        m.keys()
+        let mut out: Vec<String> = m
+            .keys()
             .filter_map(|k| k.strip_prefix(HOLDS))
             .map(str::to_string)
-            .collect()
+            .collect();
+        for (k, v) in m {
+            if let (Value::Int(v), true) = (v, is_name(k)) {
+                out.push(format!("{k} <= {v}"));
+                out.push(format!("{k} >= {v}"));
+            }
+        }
+        out
     };
     for c in super::eval::bounds_either(&held(&a), &held(&got)) {
         out.entry(format!("{HOLDS}{c}"))
@@ -1199,9 +1224,17 @@ impl Head {
                 .any(|((_, is_value), a)| {
                     !is_value && a.trim().starts_with(|c: char| c.is_ascii_digit())
                 });
+        // And a type where it takes a value (`trsm_workspace_size<T>(...)` against
+        // `template <rocblas_int BLOCK, bool BATCHED, typename T>`).
+        let type_for_number = self
+            .template
+            .iter()
+            .zip(&s.template_args)
+            .any(|((_, is_value), a)| *is_value && names_a_type(a));
         (self.required_template_args == 0 || !s.template_args.is_empty())
             && (self.variadic || s.args.len() <= self.params.len())
             && !number_for_type
+            && !type_for_number
     }
 }
 
@@ -1313,6 +1346,18 @@ impl Head {
             })
             .collect()
     }
+}
+
+/// Is a template argument as written a type: an element type, or a type parameter
+/// named as the libraries name theirs (`T`, `Ti`, `To`, `S`)?
+fn names_a_type(a: &str) -> bool {
+    let a = a
+        .trim()
+        .trim_start_matches("const ")
+        .trim_end_matches('*')
+        .trim();
+    matches!(a, "T" | "Ti" | "To" | "Tc" | "Tex" | "S" | "U" | "V")
+        || super::eval::is_element_type(a)
 }
 
 /// What `deduce` leaves in a type it could not read whole.
@@ -1932,8 +1977,30 @@ fn upper_bounds(t: &Text, b: &Body, at: usize, arg: &str, param: &str, env: &Env
     if is_name(arg) {
         static MIN: OnceLock<Regex> = OnceLock::new();
         let min = MIN.get_or_init(|| {
-            Regex::new(r"^(\w+)\s*=\s*std::min\s*\((.+)\)\s*;$").expect("static regex")
+            Regex::new(
+                r"^(?:[\w:]+\s+)*(\w+)\s*=\s*(?:[\w:]+\s*\(\s*)?std::min\s*\((.+?)\)\s*\)?\s*;$",
+            )
+            .expect("static regex")
         });
+        // `x - y` with `y` a loop index from 0 that only grows is at most `x`.
+        static FROM_ZERO: OnceLock<Regex> = OnceLock::new();
+        let from_zero = FROM_ZERO.get_or_init(|| {
+            Regex::new(r"^loop: for \(\s*(?:[\w:]+\s+)?(\w+)\s*=\s*0\s*[;,][^;]*;[^;]*\+=[^;]*\)$")
+                .expect("static regex")
+        });
+        let rest_of = |a: &str| -> Option<i64> {
+            let (x, y) = a.split_once('-')?;
+            let (x, y) = (x.trim(), y.trim());
+            if !is_name(y) {
+                return None;
+            }
+            let counted = at_conds.iter().any(|c| {
+                from_zero
+                    .captures(c)
+                    .is_some_and(|m| &m[1] == y && c.contains(&format!("{y} +=")))
+            });
+            counted.then(|| number(x)).flatten()
+        };
         // The last statement setting it before the call, on the call's own path.
         let set = b
             .stmts
@@ -1953,7 +2020,7 @@ fn upper_bounds(t: &Text, b: &Body, at: usize, arg: &str, param: &str, env: &Env
         }
         return split_args(&args, true)
             .iter()
-            .filter_map(|a| number(a))
+            .filter_map(|a| number(a).or_else(|| rest_of(a)))
             .min()
             .map(|k| vec![format!("{param} <= {k}")])
             .unwrap_or_default();
@@ -2868,6 +2935,16 @@ mod tests {
         let broken = src.replace("j += nb;", "j += nb;\n if(bad) break;");
         let (t, b, at) = parsed(&broken, "f", "potf2(n - j");
         assert!(upper_bounds(&t, &b, at, "n - j", "n", &env).is_empty());
+        // A 64-bit launcher's chunk of a batch count of 1 is at most 1.
+        let chunked = "rocblas_status f(int64_t bc_64) {\n for(int64_t b_base = 0; b_base < bc_64; b_base += c_chunk)\n {\n int32_t bc = int32_t(std::min(bc_64 - b_base, c_chunk));\n launcher(bc);\n }\n return rocblas_status_success;\n}\n";
+        let mut one = Env::default();
+        one.values.insert("bc_64".into(), Value::Int(1));
+        let (t, b, at) = parsed(chunked, "f", "launcher(");
+        assert_eq!(
+            upper_bounds(&t, &b, at, "bc", "batch_count", &one),
+            ["batch_count <= 1"]
+        );
+        assert!(names_a_type("T") && names_a_type("rocblas_float_complex") && !names_a_type("NB"));
         // The first call's test reads as its number.
         assert_eq!(folded("n <= (nb)", &env), "n <= 127");
         assert_eq!(folded("not (n <= (nb))", &env), "not (n <= 127)");

@@ -1647,6 +1647,19 @@ fn is_concrete(w: &str) -> bool {
     BUILTIN.contains(&w) || w.starts_with("rocblas_") || w.starts_with("rocsolver_")
 }
 
+/// Is `w` one of the element types the libraries compute in, by any of its names?
+pub fn is_element_type(w: &str) -> bool {
+    matches!(
+        alias(w),
+        "float"
+            | "double"
+            | "_Float16"
+            | "rocblas_bfloat16"
+            | "rocblas_complex_num<float>"
+            | "rocblas_complex_num<double>"
+    )
+}
+
 /// The type an alias stands for, as far as a type test can tell.
 fn alias(w: &str) -> &str {
     match w {

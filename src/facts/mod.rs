@@ -948,6 +948,12 @@ impl<'a> FactReader<'a> {
                 to.name, to.file, to.line, e.file, e.line, view.shown(e.from)
             ));
         }
+        let api_params = facts
+            .iter()
+            .find(|f| f.kind == FactKind::Declaration)
+            .and_then(|f| f.values.get("params"))
+            .cloned()
+            .unwrap_or_default();
         for e in g.edges.iter().filter(|e| e.kind == EdgeKind::CrossLibrary) {
             let (from, to) = (&g.nodes[e.from], &g.nodes[e.to]);
             let decided_by = match view.calls(e.from, e.to) {
@@ -958,6 +964,25 @@ impl<'a> FactReader<'a> {
             // A call from an overload this API does not reach, or under a condition
             // false for it (`if constexpr(BATCHED)` with BATCHED = false), is not its.
             if !binder.reached(e.from) {
+                continue;
+            }
+            // Another overload of the name, by the template arguments the call writes
+            // (`trsm_workspace_size<T>` is not `<BLOCK, BATCHED, T>`'s).
+            if !binder.calls_viably(e.from, e.to) {
+                excluded.push(format!(
+                    "call of {} ({}:{}) at {}:{}: the call's template arguments name another overload",
+                    to.name, to.file, to.line, e.file, e.line
+                ));
+                continue;
+            }
+            // An overload for a narrow type the API's own types never give (rocBLAS's
+            // `std::isnan(rocblas_bfloat16)` for lartg's `isnan` of a float): the
+            // standard library's overload for the argument's own type is the one called.
+            if let Some(ty) = narrow_parameter(&binder.params_of(e.to), &api_params) {
+                excluded.push(format!(
+                    "call of {} ({}:{}) at {}:{}: that overload takes {ty}, a type none of this API's arguments is",
+                    to.name, to.file, to.line, e.file, e.line
+                ));
                 continue;
             }
             let conds = match self.code.body(from) {
@@ -1191,6 +1216,9 @@ impl<'a> FactReader<'a> {
                 };
                 if sites.len() == e.sites as usize {
                     let mut shared: Option<Vec<String>> = None;
+                    // The call cited: the first this API makes, not one in a branch
+                    // it never takes (gemm_ex's `if(BATCHED)` call for a strided API).
+                    let mut cited: Option<usize> = None;
                     for &at in &sites {
                         let env = binder.env_at(e.from, at);
                         if earlier_return_taken(&t, &b, at, &env).is_some() {
@@ -1200,6 +1228,7 @@ impl<'a> FactReader<'a> {
                             with_diverting_returns(&t, &b, at, b.conds_at(at).0, Vec::new());
                         if let Ok(open) = decided(&conds, &env) {
                             shared = Some(common_prefix(shared, open));
+                            cited.get_or_insert(at);
                         }
                     }
                     // Every call in this caller is dead for this API.
@@ -1211,7 +1240,7 @@ impl<'a> FactReader<'a> {
                         file: caller.file.clone(),
                         function: caller.name.clone(),
                         function_lines: (caller.start_line, caller.end_line),
-                        line: t.line_of(sites[0]),
+                        line: t.line_of(cited.unwrap_or(sites[0])),
                     };
                     conds.extend(shared.into_iter().map(|c| (c, site.clone())));
                 }
@@ -2366,6 +2395,34 @@ pub(crate) fn with_diverting_returns(
     tests.extend(conds);
     at_offsets.extend(offsets);
     (tests, at_offsets)
+}
+
+/// The reduced-precision element type (`rocblas_bfloat16`, `rocblas_half`,
+/// `rocblas_xfloat32`, the 8-bit floats) a callee's parameters take by value where
+/// the API's prototype (`api_params`) names none: no value of this API has that type,
+/// so another overload is the one called.
+fn narrow_parameter(params: &[(String, String)], api_params: &str) -> Option<String> {
+    const NARROW: [&str; 6] = [
+        "rocblas_bfloat16",
+        "rocblas_half",
+        "_Float16",
+        "rocblas_xfloat32",
+        "rocblas_f8",
+        "rocblas_bf8",
+    ];
+    if api_params.is_empty() || NARROW.iter().any(|t| api_params.contains(t)) {
+        return None;
+    }
+    params.iter().find_map(|(ty, _)| {
+        let plain: Vec<&str> = ty
+            .split_whitespace()
+            .filter(|w| *w != "const" && *w != "&")
+            .collect();
+        match plain[..] {
+            [t] if NARROW.contains(&t) => Some(t.to_string()),
+            _ => None,
+        }
+    })
 }
 
 /// `(name)->` and `(name).`, as a macro's parenthesized parameter expands, written

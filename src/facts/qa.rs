@@ -1752,33 +1752,20 @@ fn variant_units<'a>(all: &[&'a ApiFacts]) -> Vec<(Vec<&'a ApiFacts>, Unit<'a>)>
                     .collect();
                 let mut launches = kinds(form, &[FactKind::Launch]);
                 launches.sort_by_key(|f| ref_functions.contains(f.function.as_str()));
-                let mut loops: Vec<&str> = Vec::new();
-                let mut first: Option<&Fact> = None;
-                for f in &launches {
-                    for c in f.conditions.iter().filter(|c| c.starts_with("loop: ")) {
-                        if !ref_loops.contains(c.as_str()) && !loops.contains(&c.as_str()) {
-                            loops.push(c);
-                            first.get_or_insert(f);
-                        }
-                    }
-                }
-                if let Some(f) = first {
-                    let heads: Vec<String> =
-                        loops.iter().map(|c| code(&c["loop: ".len()..])).collect();
-                    // Where the loop is: the launch when its own function holds it,
-                    // else the innermost caller above it that only this form runs
-                    // (the `_64` launcher calling the 32-bit one), which the entry
-                    // shows and cites with the launch.
-                    let ref_code: BTreeSet<&str> = reference
-                        .facts
-                        .iter()
-                        .flat_map(|r| {
-                            std::iter::once(r.function.as_str())
-                                .chain(r.condition_sites.iter().map(|c| c.function.as_str()))
-                        })
-                        .collect();
-                    let holder = f
-                        .condition_sites
+                // Where a loop is: the launch's function when it holds it, else the
+                // innermost caller above it that only this form runs (the `_64`
+                // launcher calling the 32-bit one), which the entry shows and cites
+                // with the launch.
+                let ref_code: BTreeSet<&str> = reference
+                    .facts
+                    .iter()
+                    .flat_map(|r| {
+                        std::iter::once(r.function.as_str())
+                            .chain(r.condition_sites.iter().map(|c| c.function.as_str()))
+                    })
+                    .collect();
+                let holder_of = |f: &'a Fact| {
+                    f.condition_sites
                         .iter()
                         .rev()
                         .find(|c| !ref_code.contains(c.function.as_str()))
@@ -1789,7 +1776,35 @@ fn variant_units<'a>(all: &[&'a ApiFacts]) -> Vec<(Vec<&'a ApiFacts>, Unit<'a>)>
                                 &f.file,
                                 f.function_lines,
                             ))
-                        });
+                        })
+                };
+                let new_loops = |f: &'a Fact| {
+                    f.conditions
+                        .iter()
+                        .filter(|c| c.starts_with("loop: ") && !ref_loops.contains(c.as_str()))
+                        .map(String::as_str)
+                        .collect::<Vec<&str>>()
+                };
+                // The loops of the first launch in a loop of its own, and those of the
+                // launches one function holds with it: loops another function holds
+                // are not said to be in this one.
+                let first: Option<&Fact> =
+                    launches.iter().copied().find(|f| !new_loops(f).is_empty());
+                let holder = first.and_then(holder_of);
+                let mut loops: Vec<&str> = Vec::new();
+                for f in &launches {
+                    if holder_of(f) != holder {
+                        continue;
+                    }
+                    for c in new_loops(f) {
+                        if !loops.contains(&c) {
+                            loops.push(c);
+                        }
+                    }
+                }
+                if let Some(f) = first {
+                    let heads: Vec<String> =
+                        loops.iter().map(|c| code(&c["loop: ".len()..])).collect();
                     // Where some launches sit outside those loops (the `_64` launcher
                     // handing sizes that fit to the 32-bit one), only some paths run
                     // in them.
