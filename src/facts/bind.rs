@@ -721,12 +721,22 @@ impl<'a> Binder<'a> {
                 for c in receiver_held(&ct, s.at, &held, &self.code.accessors(&caller.lib)) {
                     got.insert(format!("{HOLDS}{c}"), Value::Bool(true));
                 }
-                for ((_, p), a) in own.params.iter().zip(&s.args) {
+                for ((ty, p), a) in own.params.iter().zip(&s.args) {
                     for c in argument_bounds(&ct, &cb, s.at, a, &held, p) {
                         got.insert(format!("{HOLDS}{c}"), Value::Bool(true));
                     }
                     for c in upper_bounds(&ct, &cb, s.at, a, p, &cenv) {
                         got.insert(format!("{HOLDS}{c}"), Value::Bool(true));
+                    }
+                    // A 32-bit value passed for a 64-bit parameter keeps its range
+                    // (herk's `rocblas_int n` given gemm_64's `int64_t m_64`, which
+                    // then takes its 32-bit path).
+                    if is_int64(ty)
+                        && arg_type(a, chead.as_deref(), &aliases, &cenv).as_deref()
+                            == Some("int32_t")
+                    {
+                        got.insert(format!("{HOLDS}{p} <= {}", i32::MAX), Value::Bool(true));
+                        got.insert(format!("{HOLDS}{p} >= {}", i32::MIN), Value::Bool(true));
                     }
                 }
                 // The handle goes down with its pointer mode, where the caller set it.
@@ -2099,6 +2109,15 @@ fn upper_bounds(t: &Text, b: &Body, at: usize, arg: &str, param: &str, env: &Env
         return Vec::new();
     }
     vec![format!("{param} <= {bound}")]
+}
+
+/// Is a parameter's declared type a signed 64-bit integer?
+fn is_int64(ty: &str) -> bool {
+    let words: Vec<&str> = ty.split_whitespace().filter(|w| *w != "const").collect();
+    matches!(
+        words[..],
+        ["int64_t"] | ["std::int64_t"] | ["long"] | ["long", "long"]
+    )
 }
 
 fn is_name(s: &str) -> bool {

@@ -803,7 +803,11 @@ fn lex(s: &str) -> (Vec<Tok>, Vec<(usize, usize)>) {
                 .find(|&k| !(b[k].is_ascii_alphanumeric() || b[k] == b'.'))
                 .unwrap_or(b.len());
             let lit = s[i..j].trim_end_matches(['u', 'U', 'l', 'L']);
-            match lit.parse::<i64>() {
+            let parsed = match lit.strip_prefix("0x").or_else(|| lit.strip_prefix("0X")) {
+                Some(h) => i64::from_str_radix(h, 16),
+                None => lit.parse::<i64>(),
+            };
+            match parsed {
                 Ok(v) => out.push(Tok::Num(v)),
                 Err(_) => out.push(Tok::Other(s[i..j].to_string())),
             }
@@ -1182,7 +1186,13 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        if self.eat_op(&["~", "+", "*", "&"]).is_some() {
+        if self.eat_op(&["~"]).is_some() {
+            return match self.unary() {
+                Node::Int(v) => Node::Int(!v),
+                _ => Node::Open(self.text(start, self.i), false),
+            };
+        }
+        if self.eat_op(&["+", "*", "&"]).is_some() {
             let _ = self.unary();
             return Node::Open(self.text(start, self.i), false);
         }
@@ -1404,7 +1414,7 @@ impl<'a> Parser<'a> {
                 }
                 // Not a decision of its own: what stays open reads as written.
                 None if !self.env.params.contains(&last) => {
-                    if let Some(v) = enumerator(&last) {
+                    if let Some(v) = enumerator(&last).or_else(|| constant(&last)) {
                         return Node::Int(v);
                     }
                 }
@@ -1432,6 +1442,60 @@ pub fn add_enumerators(text: &str) {
     }
     let mut known = ENUMERATORS.write().unwrap_or_else(|e| e.into_inner());
     known.extend(found);
+}
+
+/// The integer constants `constexpr T name = expr;` of the libraries' helper headers
+/// (int64_helpers.hpp's `c_i32_max`, `c_i64_grid_X_chunk`), the first definition of a
+/// name kept: the header writes the production values before its developer-testing
+/// `#else`. Known to every evaluation, as enumerators are.
+static CONSTANTS: std::sync::RwLock<BTreeMap<String, i64>> =
+    std::sync::RwLock::new(BTreeMap::new());
+
+/// Adds the integer constants a header's text defines at namespace scope, each
+/// evaluated with the ones before it.
+pub fn add_constants(text: &str) {
+    static DEF: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let def = DEF.get_or_init(|| {
+        regex::Regex::new(
+            r"(?m)^constexpr\s+(?:u?int(?:8|16|32|64)_t|size_t|int|long)\s+(\w+)\s*=\s*([^;]+);",
+        )
+        .expect("static regex")
+    });
+    static CAST: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let cast = CAST.get_or_init(|| {
+        regex::Regex::new(r"\b(?:std::)?(?:u?int(?:8|16|32|64)_t|size_t)\s*\(")
+            .expect("static regex")
+    });
+    let mut known = CONSTANTS.write().unwrap_or_else(|e| e.into_inner());
+    for c in def.captures_iter(text) {
+        if known.contains_key(&c[1]) {
+            continue;
+        }
+        let expr = cast.replace_all(c[2].trim(), "(");
+        let expr = [
+            ("std::numeric_limits<int32_t>::max()", i64::from(i32::MAX)),
+            ("std::numeric_limits<int32_t>::min()", i64::from(i32::MIN)),
+            ("std::numeric_limits<uint16_t>::max()", i64::from(u16::MAX)),
+        ]
+        .iter()
+        .fold(expr.into_owned(), |e, (k, v)| e.replace(k, &v.to_string()))
+        .replace("1ULL", "1");
+        let mut env = Env::default();
+        for (k, v) in known.iter() {
+            env.values.insert(k.clone(), Value::Int(*v));
+        }
+        if let Some(Value::Int(v)) = value(&expr, &env) {
+            known.insert(c[1].to_string(), v);
+        }
+    }
+}
+
+fn constant(name: &str) -> Option<i64> {
+    CONSTANTS
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(name)
+        .copied()
 }
 
 fn enumerator(name: &str) -> Option<i64> {
@@ -1722,6 +1786,16 @@ mod tests {
                 .collect(),
             params: params.iter().map(|p| p.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn a_helper_headers_constants_take_their_production_values() {
+        // int64_helpers.hpp:54-64, cut down: the production definitions come first.
+        add_constants("constexpr int64_t c_i32_max = int64_t(std::numeric_limits<int32_t>::max());\n#ifndef DEV\nconstexpr int64_t c_ILP64_i32_max = c_i32_max;\nconstexpr int64_t c_i64_grid_X_chunk = 1ULL << 28;\nconstexpr int64_t c_i64_grid_YZ_chunk\n    = int64_t((std::numeric_limits<uint16_t>::max() & ~0xf));\n#else\nconstexpr int64_t c_ILP64_i32_max = int64_t(0);\n#endif\n");
+        let e = Env::default();
+        assert_eq!(value("c_ILP64_i32_max", &e), Some(Value::Int(2147483647)));
+        assert_eq!(value("c_i64_grid_X_chunk", &e), Some(Value::Int(1 << 28)));
+        assert_eq!(value("c_i64_grid_YZ_chunk", &e), Some(Value::Int(65520)));
     }
 
     #[test]

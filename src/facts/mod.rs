@@ -710,6 +710,11 @@ impl<'a> FactReader<'a> {
                     eval::add_enumerators(&t.s);
                 }
             }
+            for header in CONSTANT_HEADERS {
+                if let Some(t) = code.text(lib, header) {
+                    eval::add_constants(&t.s);
+                }
+            }
         }
         FactReader {
             code,
@@ -2626,6 +2631,10 @@ fn last_dim3(name: &str, before: &str) -> Option<String> {
 
 /// The public headers whose enumerators callers pass as arguments (`rocblas_side_left`,
 /// `rocblas_evect_original`): read where a library's tree has them.
+/// Headers whose namespace-scope integer constants conditions compare with
+/// (`n_64 <= c_i32_max`, `batch_count_64 < c_i64_grid_YZ_chunk`).
+const CONSTANT_HEADERS: [&str; 1] = ["library/src/include/int64_helpers.hpp"];
+
 const ENUM_HEADERS: [&str; 2] = [
     "library/include/internal/rocblas-types.h",
     "library/include/rocsolver/rocsolver-extra-types.h",
