@@ -1491,15 +1491,15 @@ pub fn add_constants(text: &str) {
 }
 
 fn constant(name: &str) -> Option<i64> {
-    CONSTANTS
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(name)
-        .copied()
+    looked_up(&CONSTANTS, name)
 }
 
 fn enumerator(name: &str) -> Option<i64> {
-    ENUMERATORS
+    looked_up(&ENUMERATORS, name)
+}
+
+fn looked_up(table: &std::sync::RwLock<BTreeMap<String, i64>>, name: &str) -> Option<i64> {
+    table
         .read()
         .unwrap_or_else(|e| e.into_inner())
         .get(name)
