@@ -1115,3 +1115,32 @@ fn a_cross_library_call_names_the_overload_it_resolves_to() {
         .iter()
         .all(|x| !(x.kind == FactKind::CrossLibrary && x.subject == "isnan")));
 }
+
+#[test]
+fn a_return_is_ordered_where_a_caller_keeps_its_status() {
+    // syevd's size helper calls rocsolver_get_alg_mode and drops its status
+    // (roclapack_syevd_heevd.hpp:78); the template returns it through ROCBLAS_CHECK
+    // (:194), past the impl's size query and allocation test
+    // (roclapack_syevd_heevd_batched.cpp:84-95).
+    let f = facts("rocsolver", "rocsolver_cheevd_batched");
+    let checksum = f
+        .facts
+        .iter()
+        .find(|x| {
+            x.kind == FactKind::ArgCheck && x.file == "library/src/common/rocsolver_handle.cpp"
+        })
+        .expect("the handle checksum test");
+    let no_mem = find(
+        &f,
+        FactKind::ArgCheck,
+        "rocblas_status_memory_error",
+        "library/src/lapack/roclapack_syevd_heevd_batched.cpp",
+        94,
+    );
+    assert!(
+        no_mem.order < checksum.order,
+        "{:?} {:?}",
+        no_mem.order,
+        checksum.order
+    );
+}

@@ -1033,8 +1033,12 @@ impl<'a> FactReader<'a> {
             });
         }
         facts.retain(|f| f.kind != FactKind::StoresNothing || !impure.contains(&f.subject));
-        let keys = run_order(g);
-        let returning = self.returns_reach_api(g);
+        let kept = self.value_kept_edges(g);
+        let keys = run_order(g, None);
+        // A return is where the API meets it along calls that keep its value: syevd's
+        // size helper drops get_alg_mode's status, its template returns it later.
+        let return_keys = run_order(g, Some(&kept));
+        let returning = Self::returns_reach_api(g, &kept);
         let nodes: HashMap<(&str, &str, u32), usize> = g
             .nodes
             .iter()
@@ -1046,15 +1050,21 @@ impl<'a> FactReader<'a> {
             let node = nodes
                 .get(&(f.function.as_str(), f.file.as_str(), f.function_lines.0))
                 .copied();
-            if let Some(key) = node.and_then(|j| keys[j].as_ref()) {
+            let is_return = matches!(
+                f.kind,
+                FactKind::QuickReturn | FactKind::ArgCheck | FactKind::WorkspaceQuery
+            );
+            let key = node.and_then(|j| match is_return {
+                true => return_keys[j].as_ref().or(keys[j].as_ref()),
+                false => keys[j].as_ref(),
+            });
+            if let Some(key) = key {
                 // A return runs where its statement is, which is not always under its
                 // own test's line: a size query's return inside a quick return's block
                 // (tbmv's `!n || !batch_count`) comes before that block's `return`.
-                let at = match f.kind {
-                    FactKind::QuickReturn | FactKind::ArgCheck | FactKind::WorkspaceQuery => {
-                        f.end_line.max(f.line)
-                    }
-                    _ => f.line,
+                let at = match is_return {
+                    true => f.end_line.max(f.line),
+                    false => f.line,
                 };
                 f.order = key.iter().copied().chain([at]).collect();
             }
@@ -1102,26 +1112,34 @@ impl<'a> FactReader<'a> {
         }
     }
 
+    /// For each edge, whether the value of the call it stands for can be what the
+    /// caller returns: a call the caller keeps (returns it, stores it, tests it or hands
+    /// it on), not one written as a statement of its own whose value is dropped, nor a
+    /// launch.
+    fn value_kept_edges(&self, g: &InterfaceGraph) -> Vec<bool> {
+        g.edges
+            .iter()
+            .map(|e| match e.kind {
+                EdgeKind::Launch | EdgeKind::CheckNumerics | EdgeKind::Opaque => false,
+                EdgeKind::Call | EdgeKind::MacroCall | EdgeKind::CrossLibrary if e.from > 1 => {
+                    self.call_value_kept(&g.nodes[e.from], &g.nodes[e.to].name, e.line)
+                }
+                _ => true,
+            })
+            .collect()
+    }
+
     /// For each node, whether what it returns can be what the API returns: some call
-    /// chain from the API reaches it through calls whose value each caller keeps
-    /// (returns it, stores it, tests it or hands it on), not one written as a statement
-    /// of its own whose value is dropped.
-    fn returns_reach_api(&self, g: &InterfaceGraph) -> Vec<bool> {
+    /// chain from the API reaches it through edges whose value each caller keeps.
+    fn returns_reach_api(g: &InterfaceGraph, kept: &[bool]) -> Vec<bool> {
         let mut keeps = vec![false; g.nodes.len()];
         let mut stack = vec![0usize];
         while let Some(i) = stack.pop() {
             if i >= keeps.len() || std::mem::replace(&mut keeps[i], true) {
                 continue;
             }
-            for e in g.edges.iter().filter(|e| e.from == i && !keeps[e.to]) {
-                let followed = match e.kind {
-                    EdgeKind::Launch | EdgeKind::CheckNumerics | EdgeKind::Opaque => false,
-                    EdgeKind::Call | EdgeKind::MacroCall | EdgeKind::CrossLibrary if i > 1 => {
-                        self.call_value_kept(&g.nodes[i], &g.nodes[e.to].name, e.line)
-                    }
-                    _ => true,
-                };
-                if followed {
+            for (k, e) in g.edges.iter().enumerate() {
+                if e.from == i && !keeps[e.to] && kept[k] {
                     stack.push(e.to);
                 }
             }
@@ -2681,8 +2699,9 @@ pub const NUMERICS_CHECK: &str = "numerics_check";
 
 /// For each node, the lines of the calls from the API down to it, the earliest where
 /// several call chains reach it (lines compared in turn); `None` where no call reaches
-/// it. A chain never takes a node twice, so a cycle ends.
-fn run_order(g: &InterfaceGraph) -> Vec<Option<Vec<u32>>> {
+/// it. A chain never takes a node twice, so a cycle ends. With `only`, chains take just
+/// the edges it marks.
+fn run_order(g: &InterfaceGraph, only: Option<&[bool]>) -> Vec<Option<Vec<u32>>> {
     let mut keys: Vec<Option<Vec<u32>>> = vec![None; g.nodes.len()];
     if keys.is_empty() {
         return keys;
@@ -2693,7 +2712,10 @@ fn run_order(g: &InterfaceGraph) -> Vec<Option<Vec<u32>>> {
     // Relax in rounds: a chain is never longer than the nodes it can take.
     for _ in 0..g.nodes.len().min(24) {
         let mut changed = false;
-        for e in &g.edges {
+        for (k, e) in g.edges.iter().enumerate() {
+            if only.is_some_and(|o| !o[k]) {
+                continue;
+            }
             let (Some(k), false) = (keys[e.from].clone(), chains[e.from].contains(&e.to)) else {
                 continue;
             };

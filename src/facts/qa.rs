@@ -1288,6 +1288,50 @@ fn launches_in_its_block(af: &ApiFacts, r: &Fact) -> bool {
     })
 }
 
+/// Where the list of returns before any launch ends: the first launch the API makes,
+/// and the first return of its own code past it (syevd's `batch_count == 0` comes
+/// after `init_scalars` has launched `iota_n`), so a reader does not take that return
+/// for one left out.
+fn first_launch_line(af: &ApiFacts) -> Option<(String, Vec<&Fact>)> {
+    let launch = af
+        .facts
+        .iter()
+        .filter(|f| f.kind == FactKind::Launch && !f.order.is_empty())
+        .min_by(|a, b| a.order.cmp(&b.order))?;
+    let kernel = code(slot(launch, "kernel").unwrap_or(&launch.subject));
+    let mut line = format!(
+        "The first kernel launch ends the list: {} launches {kernel} ({})",
+        code(&launch.function),
+        at(launch)
+    );
+    // A return of a function no deeper than the launching one, past the launch.
+    let next = kinds(af, &[FactKind::ArgCheck, FactKind::QuickReturn])
+        .into_iter()
+        .filter(|f| {
+            f.order > launch.order
+                && f.order.len() <= launch.order.len()
+                && f.conditions.is_empty()
+                && !f.values.contains_key(super::CALLER_DROPS)
+                && !numerics_checking(f)
+        })
+        .min_by(|a, b| a.order.cmp(&b.order));
+    let mut facts = vec![launch];
+    match next.and_then(|f| Some((f, slot(f, "condition")?, slot(f, "status")?))) {
+        Some((f, cond, status)) => {
+            line.push_str(&format!(
+                "; only after it does {} return {} if {} ({}).",
+                code(&f.function),
+                code(status),
+                code(cond),
+                at(f)
+            ));
+            facts.push(f);
+        }
+        None => line.push('.'),
+    }
+    Some((line, facts))
+}
+
 fn early_returns(af: &ApiFacts) -> Vec<&Fact> {
     // A return the code reaches after some launch site is not one before any launch.
     let first_launch = af
@@ -1508,13 +1552,16 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             statement,
         ));
     }
-    out.extend(factored_unit(
-        &EARLY_RETURNS,
-        "",
-        &early_returns(af),
-        "Every test below is reached",
-        statement,
-    ));
+    let returns = early_returns(af);
+    if !returns.is_empty() {
+        let (lead, mut stated) = factored(&returns, "Every test below is reached", |fs| {
+            fs.iter()
+                .filter_map(|f| statement(f).map(|l| (l, vec![*f])))
+                .collect()
+        });
+        stated.extend(first_launch_line(af));
+        out.extend(led_unit(&EARLY_RETURNS, "", lead, stated));
+    }
     // Everything the pointer mode decides, each fact worded as its kind is.
     let pm: Vec<&Fact> = af
         .facts
@@ -2478,6 +2525,14 @@ mod tests {
             .map(|f| f.values["condition"].as_str())
             .collect();
         assert_eq!(order, ["!result", "n <= 0 || incx <= 0", "!x", "!w_mem"]);
+        // The list names where it ends: the launch at :120, then the return past it.
+        let (end, cited) = first_launch_line(&af).expect("a launch");
+        assert_eq!(cited.len(), 2, "{end}");
+        assert!(
+            end.contains("launches")
+                && end.ends_with("if `done` (library/src/auxiliary/rocauxiliary_bdsqr.hpp:130)."),
+            "{end}"
+        );
         assert!(implies_all(
             "!n || !batch_count",
             "n <= 0 || batch_count <= 0 || incx <= 0"
