@@ -1144,3 +1144,52 @@ fn a_return_is_ordered_where_a_caller_keeps_its_status() {
         checksum.order
     );
 }
+
+#[test]
+fn a_scalar_a_caller_passes_by_address_decides_the_callees_test_of_it() {
+    // rocsolver's trsm passes `&one` for alpha (roclapack_trsm_specialized_kernels.hpp:856)
+    // in host mode; rocBLAS's launcher reads it into `alpha_h` (rocblas_trsm_kernels.hpp:
+    // 3786-3788) and sets B to zero only when `alpha_h == T(0.0)` (:3795-3797). The copy
+    // from a device pointer (:3791-3792) is not taken in host mode.
+    let f = facts("rocsolver", "rocsolver_zgeblttrf_npvt");
+    assert!(
+        !f.facts
+            .iter()
+            .any(|x| x.kind == FactKind::Launch && x.subject == "rocblas_set_matrix_trsm"),
+        "set_block_unit's launch listed"
+    );
+    assert!(
+        f.excluded
+            .iter()
+            .any(|why| why.contains("rocblas_set_matrix_trsm")),
+        "{:?}",
+        f.excluded
+    );
+}
+
+#[test]
+fn a_pointer_mode_test_says_where_the_library_sets_the_mode() {
+    // cheevdj reaches rocBLAS's gemm from sytrd, which sets device mode
+    // (roclapack_sytrd_hetrd.hpp:169), from larfb, which sets host mode
+    // (rocauxiliary_larfb.hpp:215), and from stedcj's local_gemm, which sets none.
+    let f = facts("rocsolver", "rocsolver_cheevdj");
+    let test = f
+        .facts
+        .iter()
+        .find(|x| {
+            x.kind == FactKind::PointerMode
+                && x.file == "library/src/blas3/rocblas_gemm.hpp"
+                && x.line == 40
+        })
+        .expect("the test at rocblas_gemm.hpp:40");
+    let sources: Vec<&str> = test.values[rocqa::facts::MODE_SET].split(';').collect();
+    assert!(sources.contains(&"caller"), "{sources:?}");
+    assert!(
+        sources.contains(&"rocblas_pointer_mode_device|rocsolver|rocsolver_sytrd_hetrd_template|library/src/lapack/roclapack_sytrd_hetrd.hpp|126-169"),
+        "{sources:?}"
+    );
+    assert!(
+        sources.iter().any(|s| s.starts_with("rocblas_pointer_mode_host|rocsolver|rocsolver_larfb_template|library/src/auxiliary/rocauxiliary_larfb.hpp|") && s.ends_with("-215")),
+        "{sources:?}"
+    );
+}

@@ -190,6 +190,22 @@ impl<'a> Binder<'a> {
         env
     }
 
+    /// The pointer mode node `i`'s own code has set where offset `at` is, with the
+    /// offset just past the call that set it; `None` where the mode is the one its
+    /// caller left (not set above `at`, or set in a block that has closed).
+    pub fn mode_set_at(&self, i: usize, at: usize) -> Option<(i64, usize)> {
+        let mut set = None;
+        for l in self.locals_of(i).iter().take_while(|l| l.end <= at) {
+            if l.name == POINTER_MODE {
+                set = match l.value {
+                    Some(Value::Int(m)) => Some((m, l.end)),
+                    _ => None,
+                };
+            }
+        }
+        set
+    }
+
     /// Is parameter `param` of node `i` one of the API's own arguments, passed down
     /// unchanged (node `i` is the API's definition, or every call path hands it an
     /// argument of the API)? A pointer a caller makes to a local of its own
@@ -2338,6 +2354,14 @@ const POINTER_MODES: [(&str, i64); 2] = [
     ("rocblas_pointer_mode_device", 1),
 ];
 
+/// The enumerator of a pointer mode value (`rocblas_pointer_mode_device` for 1).
+pub fn pointer_mode_name(mode: i64) -> &'static str {
+    POINTER_MODES
+        .iter()
+        .find(|(_, v)| *v == mode)
+        .map_or("rocblas_pointer_mode_host", |(n, _)| n)
+}
+
 /// Sets (or, `None`, forgets) the handle's pointer mode in `env`.
 pub fn set_pointer_mode(env: &mut Env, mode: Option<i64>) {
     match mode {
@@ -2367,19 +2391,31 @@ type StmtOf<'a> = &'a dyn Fn(usize) -> Option<(usize, Vec<String>, Vec<usize>)>;
 
 /// What happens to a local at a point of the body, past the statement that declared it.
 enum Event {
-    /// `name = expr;` as a statement of its own, ending at `end`.
+    /// `name = expr;` as a statement of its own, ending at `end`; `given` are the
+    /// conditions the local's declaration sits under.
     Assign {
         name: String,
         expr: String,
         end: usize,
+        given: Vec<String>,
     },
     /// The value is no longer known (a loop that assigns it starts here, or the block
     /// of an assignment that ran under an open condition closes).
     Set { name: String, value: Option<Value> },
+    /// Its address is handed to code that may write it, in a statement that runs
+    /// unless its conditions are false.
+    Escape { name: String },
 }
 
 fn locals(text: &str, base: usize, stmt_of: StmtOf, env: &mut Env, out: &mut Vec<Local>) {
     let top_level = |at: usize| stmt_of(at).is_none_or(|s| s.1.is_empty());
+    // A declaration outside any loop, in a block the API can run.
+    let declared_here = |at: usize, env: &Env| {
+        stmt_of(at).is_none_or(|s| {
+            s.1.iter()
+                .all(|c| !c.starts_with("loop:") && condition(c, env) != Truth::False)
+        })
+    };
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         Regex::new(
@@ -2424,13 +2460,36 @@ fn locals(text: &str, base: usize, stmt_of: StmtOf, env: &mut Env, out: &mut Vec
                             is_type: false,
                         });
                     }
-                    Event::Assign { name, expr, end } => {
+                    Event::Escape { name } => {
+                        let conds = stmt_of(base + at).map(|s| s.1).unwrap_or_default();
+                        if conds.iter().any(|c| condition(c, env) == Truth::False) {
+                            continue;
+                        }
+                        put(env, &name, None);
+                        out.push(Local {
+                            end: base + at,
+                            name,
+                            value: None,
+                            is_type: false,
+                        });
+                    }
+                    Event::Assign {
+                        name,
+                        expr,
+                        end,
+                        given,
+                    } => {
                         let conds = stmt_of(base + at).map(|s| s.1).unwrap_or_default();
                         let truths: Vec<Truth> = conds.iter().map(|c| condition(c, env)).collect();
                         if truths.contains(&Truth::False) {
                             continue;
                         }
-                        let open = truths.iter().any(|t| matches!(t, Truth::Open(_)));
+                        // Open tests the declaration already sits under hold wherever
+                        // the local is seen: only the assignment's own ones count.
+                        let open = conds
+                            .iter()
+                            .zip(&truths)
+                            .any(|(c, t)| matches!(t, Truth::Open(_)) && !given.contains(c));
                         // Under a condition not decided here, the value holds to the end of
                         // the braced block the assignment stands in, and is not known after.
                         let braced = text[..at].trim_end().ends_with([';', '{', '}']);
@@ -2583,12 +2642,27 @@ fn locals(text: &str, base: usize, stmt_of: StmtOf, env: &mut Env, out: &mut Vec
                             | "typedef"
                     )
                 )
-                || !top_level(base + at)
+                || !declared_here(base + at, env)
             {
                 continue;
             }
+            // Declared in a block of its own (trsm's `T alpha_h;` in the launcher's
+            // `else`): known in that block, forgotten where it closes.
+            if !top_level(base + at) {
+                if let Some(close) = block_end(text, at) {
+                    events.push((
+                        close,
+                        Event::Set {
+                            name: n.as_str().to_string(),
+                            value: None,
+                        },
+                    ));
+                }
+            }
             if writes_after(text, n.as_str(), after, false) {
-                let Some(later) = assignments(text, base, n.as_str(), after, stmt_of) else {
+                let given = stmt_of(base + at).map(|s| s.1).unwrap_or_default();
+                let Some(later) = assignments(text, base, n.as_str(), after, stmt_of, &given)
+                else {
                     continue;
                 };
                 events.extend(later);
@@ -2681,13 +2755,27 @@ fn assignments(
     name: &str,
     from: usize,
     stmt_of: StmtOf,
+    given: &[String],
 ) -> Option<Vec<(usize, Event)>> {
     let mut out = Vec::new();
     for (k, use_) in uses(text, name, from) {
         match use_ {
             Use::Read => continue,
             Use::Assign => {}
-            Use::Compound | Use::Address => return None,
+            Use::Compound => return None,
+            // `hipMemcpyAsync(&alpha_h, ...)` may write it: from there on the value is
+            // not known, unless the statement sits under a test false for the API
+            // (trsm's copy from a device pointer, taken only in device mode).
+            Use::Address => {
+                stmt_of(base + k)?;
+                out.push((
+                    k,
+                    Event::Escape {
+                        name: name.to_string(),
+                    },
+                ));
+                continue;
+            }
         }
         let after = text[k + name.len()..].trim_start();
         let (start, conds, cond_at) = stmt_of(base + k)?;
@@ -2712,6 +2800,7 @@ fn assignments(
                 name: name.to_string(),
                 expr: text[eq + 1..stop].trim().to_string(),
                 end: stop + 1,
+                given: given.to_vec(),
             },
         ));
     }

@@ -805,6 +805,14 @@ fn lex(s: &str) -> (Vec<Tok>, Vec<(usize, usize)>) {
             let lit = s[i..j].trim_end_matches(['u', 'U', 'l', 'L']);
             let parsed = match lit.strip_prefix("0x").or_else(|| lit.strip_prefix("0X")) {
                 Some(h) => i64::from_str_radix(h, 16),
+                // A floating zero (`T(0.0)`, `0.0f`) is zero in any arithmetic; other
+                // floating values are not integers and stay as written.
+                None if lit.contains('.') && !lit.contains(['e', 'E']) => {
+                    match lit.trim_end_matches(['f', 'F']).parse::<f64>() {
+                        Ok(z) if z == 0.0 => Ok(0),
+                        _ => lit.parse::<i64>(),
+                    }
+                }
                 None => lit.parse::<i64>(),
             };
             match parsed {
@@ -1346,6 +1354,31 @@ impl<'a> Parser<'a> {
                 None => Node::Open(self.text(start, self.i), false),
             };
         }
+        // A functional cast to an arithmetic type the API fixes (`T(0.0)` with T a
+        // float or complex type): the operand's value.
+        let arithmetic = |t: &str| {
+            ARITHMETIC.contains(&t)
+                || t.starts_with("rocblas_")
+                    && (t.ends_with("complex") || t.contains("complex_num"))
+        };
+        if path.len() == 1 && matches!(self.peek(), Some(Tok::Open('('))) {
+            let cast_to = match self.env.values.get(&last) {
+                Some(Value::Type(t)) => Some(t.as_str()),
+                _ => ARITHMETIC.contains(&last.as_str()).then_some(last.as_str()),
+            };
+            if cast_to.is_some_and(arithmetic) {
+                let open = self.i;
+                let save = self.i;
+                if self.skip_group() {
+                    let inner = self.text(open + 1, self.i.saturating_sub(1));
+                    if let Some(Value::Int(v)) = value(&inner, self.env) {
+                        self.touched = true;
+                        return Node::Int(v);
+                    }
+                }
+                self.i = save;
+            }
+        }
         let mut plain = path.len() == 1;
         // A call with template arguments (`rocblas_gemvt_skinny_n<Ti>(transA, m, n)`),
         // not a comparison: kept whole with its call.
@@ -1424,6 +1457,19 @@ impl<'a> Parser<'a> {
         Node::Open(self.text(start, self.i), false)
     }
 }
+
+/// Built-in arithmetic types a functional cast keeps the value of.
+const ARITHMETIC: [&str; 9] = [
+    "float",
+    "double",
+    "int",
+    "long",
+    "int32_t",
+    "int64_t",
+    "size_t",
+    "rocblas_int",
+    "rocblas_half",
+];
 
 /// The enumerators of the libraries' public enums (`rocblas_side_left = 141`), read off
 /// their headers: a caller passing `rocblas_side_left` fixes its callee's `side`, so
@@ -1811,6 +1857,25 @@ mod tests {
             .insert("T".into(), Value::Type("rocblas_double_complex".into()));
         assert_eq!(value(block, &env), Some(Value::Int(90)));
         assert_eq!(value("sizeof(U)", &env), None);
+    }
+
+    #[test]
+    fn a_cast_to_a_fixed_arithmetic_type_keeps_the_value() {
+        // rocblas_trsm_kernels.hpp:3795's `alpha_h == T(0.0)` with alpha_h = 1 (rocSOLVER
+        // passes `&one`) for single complex.
+        let mut env = Env::default();
+        env.params.insert("T".into());
+        env.values
+            .insert("T".into(), Value::Type("rocblas_complex_num<float>".into()));
+        env.values.insert("alpha_h".into(), Value::Int(1));
+        assert_eq!(condition("alpha_h == T(0.0)", &env), Truth::False);
+        assert_eq!(value("float(0.0f) + 2", &env), Some(Value::Int(2)));
+        // Not a zero, not a type: as written.
+        assert_eq!(value("T(0.5)", &env), None);
+        assert_eq!(value("f(0)", &env), None);
+        env.values
+            .insert("U".into(), Value::Type("rocblas_int*".into()));
+        assert_eq!(value("U(0)", &env), None);
     }
 
     #[test]

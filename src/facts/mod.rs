@@ -1039,6 +1039,7 @@ impl<'a> FactReader<'a> {
         // size helper drops get_alg_mode's status, its template returns it later.
         let return_keys = run_order(g, Some(&kept));
         let returning = Self::returns_reach_api(g, &kept);
+        let mut modes: HashMap<usize, BTreeSet<ModeSource>> = HashMap::new();
         let nodes: HashMap<(&str, &str, u32), usize> = g
             .nodes
             .iter()
@@ -1067,6 +1068,17 @@ impl<'a> FactReader<'a> {
                     false => f.line,
                 };
                 f.order = key.iter().copied().chain([at]).collect();
+            }
+            // A test of the pointer mode under a mode the library sets itself on some
+            // way here: say where, and whether the caller's mode is one of them.
+            let on_mode = f.kind == FactKind::PointerMode
+                || f.conditions.iter().any(|c| c.contains(bind::POINTER_MODE));
+            if let Some(j) = node.filter(|_| on_mode) {
+                let sources = self.mode_sources(g, &binder, j, &mut modes, 0);
+                if sources.iter().any(|m| m != &ModeSource::Caller) {
+                    let v: Vec<String> = sources.iter().map(ModeSource::value).collect();
+                    f.values.insert(MODE_SET.into(), v.join(";"));
+                }
             }
             // A callee's return the caller drops (a workspace-size helper's status) ends
             // the callee only, not the API.
@@ -1127,6 +1139,73 @@ impl<'a> FactReader<'a> {
                 _ => true,
             })
             .collect()
+    }
+
+    /// Where the pointer mode node `i` runs under comes from, over every way this API
+    /// reaches it: a mode its caller sets before the call (where the caller's code
+    /// sets it), else what the caller itself runs under; the API's own code runs under
+    /// the mode its caller set.
+    fn mode_sources(
+        &self,
+        g: &InterfaceGraph,
+        binder: &Binder,
+        i: usize,
+        memo: &mut HashMap<usize, BTreeSet<ModeSource>>,
+        depth: u32,
+    ) -> BTreeSet<ModeSource> {
+        if let Some(s) = memo.get(&i) {
+            return s.clone();
+        }
+        let callers_mode: BTreeSet<ModeSource> = [ModeSource::Caller].into();
+        // A cycle or a deep chain: no mode the library sets is claimed.
+        memo.insert(i, callers_mode.clone());
+        if i <= 1 || depth > 16 {
+            return callers_mode;
+        }
+        let view = self.code.compiler_view(g);
+        let mut out = BTreeSet::new();
+        for e in callers_of(g, i, false) {
+            let followed = matches!(
+                e.kind,
+                EdgeKind::Call | EdgeKind::MacroCall | EdgeKind::CrossLibrary
+            );
+            if (followed && view.calls(e.from, i) == Some(false)) || !binder.reached(e.from) {
+                continue;
+            }
+            let caller = &g.nodes[e.from];
+            let live = self.code.body(caller).and_then(|(t, b)| {
+                let sites = live_sites(binder, e, &t, &b, &g.nodes[i].name)?;
+                Some((t, sites))
+            });
+            let Some((t, sites)) = live else {
+                out.extend(self.mode_sources(g, binder, e.from, memo, depth + 1));
+                continue;
+            };
+            for (at, _) in sites {
+                // A mode named where it is set (`rocblas_pointer_mode_device`), not one
+                // put back from a saved local.
+                let set = binder.mode_set_at(e.from, at).and_then(|(mode, set)| {
+                    let line = t.line_of(set);
+                    t.line(line)
+                        .contains(bind::pointer_mode_name(mode))
+                        .then_some((mode, line))
+                });
+                match set {
+                    Some((mode, line)) => {
+                        out.insert(ModeSource::Set {
+                            mode,
+                            lib: caller.lib.clone(),
+                            function: caller.name.clone(),
+                            file: caller.file.clone(),
+                            lines: (caller.start_line.max(1), line),
+                        });
+                    }
+                    None => out.extend(self.mode_sources(g, binder, e.from, memo, depth + 1)),
+                }
+            }
+        }
+        memo.insert(i, out.clone());
+        out
     }
 
     /// For each node, whether what it returns can be what the API returns: some call
@@ -1219,53 +1298,23 @@ impl<'a> FactReader<'a> {
                 continue;
             };
             if let Some((t, b)) = self.code.body(caller) {
-                let name = g.nodes[i].name.as_str();
-                // Where the calls are: the edge's line for one site; for several, every
-                // call of the name in the body, when that finds as many as the edge
-                // counts (else their conditions are not all known).
-                let sites: Vec<usize> = if e.sites == 1 {
-                    let line = t.line(e.line);
-                    vec![
-                        t.offset(e.line)
-                            + line
-                                .find(name)
-                                .unwrap_or(line.len() - line.trim_start().len()),
-                    ]
-                } else {
-                    calls_of(&t.s[b.open..b.close], name)
-                        .into_iter()
-                        .map(|o| b.open + o)
-                        .collect()
-                };
-                if sites.len() == e.sites as usize {
-                    let mut shared: Option<Vec<String>> = None;
-                    // The call cited: the first this API makes, not one in a branch
-                    // it never takes (gemm_ex's `if(BATCHED)` call for a strided API).
-                    let mut cited: Option<usize> = None;
-                    for &at in &sites {
-                        let env = binder.env_at(e.from, at);
-                        if earlier_return_taken(&t, &b, at, &env).is_some() {
-                            continue;
-                        }
-                        let (conds, _) =
-                            with_diverting_returns(&t, &b, at, b.conds_at(at).0, Vec::new());
-                        if let Ok(open) = decided(&conds, &env) {
-                            shared = Some(common_prefix(shared, open));
-                            cited.get_or_insert(at);
-                        }
-                    }
+                if let Some(live) = live_sites(binder, e, &t, &b, &g.nodes[i].name) {
                     // Every call in this caller is dead for this API.
-                    let Some(shared) = shared else {
+                    let Some((cited, _)) = live.first() else {
                         continue;
                     };
+                    let mut shared: Option<Vec<String>> = None;
+                    for (_, open) in &live {
+                        shared = Some(common_prefix(shared, open.clone()));
+                    }
                     let site = crate::model::ConditionSite {
                         lib: caller.lib.clone(),
                         file: caller.file.clone(),
                         function: caller.name.clone(),
                         function_lines: (caller.start_line, caller.end_line),
-                        line: t.line_of(cited.unwrap_or(sites[0])),
+                        line: t.line_of(*cited),
                     };
-                    conds.extend(shared.into_iter().map(|c| (c, site.clone())));
+                    conds.extend(shared.into_iter().flatten().map(|c| (c, site.clone())));
                 }
             }
             common = Some(match common {
@@ -2282,6 +2331,51 @@ fn callers_of(
     })
 }
 
+/// The calls of `name` that edge `e` stands for in its caller's body (`t`, `b`) which
+/// this API makes, in order, each with the conditions around it still open for the
+/// API: a call past a return that always fires, or under a false test, is left out
+/// (the first left is the call a reach condition cites: not gemm_ex's `if(BATCHED)`
+/// call for a strided API). `None` where the body does not show as many calls of the
+/// name as the edge counts.
+fn live_sites(
+    binder: &Binder,
+    e: &crate::model::GraphEdge,
+    t: &Text,
+    b: &Body,
+    name: &str,
+) -> Option<Vec<(usize, Vec<String>)>> {
+    let sites: Vec<usize> = if e.sites == 1 {
+        let line = t.line(e.line);
+        vec![
+            t.offset(e.line)
+                + line
+                    .find(name)
+                    .unwrap_or(line.len() - line.trim_start().len()),
+        ]
+    } else {
+        calls_of(&t.s[b.open..b.close], name)
+            .into_iter()
+            .map(|o| b.open + o)
+            .collect()
+    };
+    if sites.len() != e.sites as usize {
+        return None;
+    }
+    Some(
+        sites
+            .into_iter()
+            .filter_map(|at| {
+                let env = binder.env_at(e.from, at);
+                if earlier_return_taken(t, b, at, &env).is_some() {
+                    return None;
+                }
+                let (conds, _) = with_diverting_returns(t, b, at, b.conds_at(at).0, Vec::new());
+                decided(&conds, &env).ok().map(|open| (at, open))
+            })
+            .collect(),
+    )
+}
+
 /// Conditions read with what the API fixes: the ones still open, or why the code
 /// under them never runs for this API (one of them is false).
 /// Why a statement at `at` is never reached: a `return` before it, in the same
@@ -2692,6 +2786,49 @@ fn rename_words(text: &str, names: &BTreeMap<String, String>) -> String {
 /// The value a return fact carries where the caller drops the status: it ends the
 /// function it is in, not the API.
 pub const CALLER_DROPS: &str = "caller_drops";
+
+/// The value a fact that depends on the pointer mode carries where the library sets
+/// the mode itself on some way the API reaches it (rocSOLVER sets device mode around
+/// sytrd's rocBLAS calls, host mode around larfb's): `;`-separated sources, each
+/// `MODE|LIB|FUNCTION|FILE|START-LINE` for a mode set (the enumerator, where the
+/// function starts and the line setting it), or `caller` for the handle's mode as
+/// the API's caller set it.
+pub const MODE_SET: &str = "mode_set";
+
+/// Where the pointer mode a function runs under comes from, on one way the API
+/// reaches it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum ModeSource {
+    /// The mode the API's caller set on the handle.
+    Caller,
+    /// Set by the library's own code before the call: the mode and where.
+    Set {
+        mode: i64,
+        lib: String,
+        function: String,
+        file: String,
+        /// The first line of the function, then the line setting the mode.
+        lines: (u32, u32),
+    },
+}
+
+impl ModeSource {
+    fn value(&self) -> String {
+        match self {
+            ModeSource::Caller => "caller".into(),
+            ModeSource::Set {
+                mode,
+                lib,
+                function,
+                file,
+                lines: (start, line),
+            } => {
+                let mode = bind::pointer_mode_name(*mode);
+                format!("{mode}|{lib}|{function}|{file}|{start}-{line}")
+            }
+        }
+    }
+}
 
 /// The value a fact of numerics checking's code carries: it runs only when the handle
 /// asks for it.

@@ -1224,6 +1224,64 @@ fn last_name(expr: &str) -> Option<&str> {
     re.find_iter(expr).last().map(|m| m.as_str())
 }
 
+/// Where the library sets the pointer mode itself on the ways the API reaches the tests
+/// of it (rocSOLVER's sytrd sets device mode around its rocBLAS calls): one line per
+/// set of sources, naming the functions whose tests it is about, and whether the mode
+/// the API's caller set is one of them.
+fn modes_set_lines<'a>(facts: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
+    let mut groups: BTreeMap<&str, Vec<&'a Fact>> = BTreeMap::new();
+    for f in facts {
+        if let Some(v) = slot(f, super::MODE_SET) {
+            groups.entry(v).or_default().push(*f);
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|(v, fs)| {
+            let mut sets = Vec::new();
+            let mut callers = false;
+            for source in v.split(';') {
+                match source.split('|').collect::<Vec<_>>()[..] {
+                    [mode, _, function, file, lines] => sets.push(format!(
+                        "{} sets {} ({file}:{})",
+                        code(function),
+                        code(mode),
+                        lines.rsplit('-').next().unwrap_or(lines)
+                    )),
+                    _ => callers |= source == "caller",
+                }
+            }
+            if sets.is_empty() {
+                return None;
+            }
+            let mut tested: Vec<String> = Vec::new();
+            for f in &fs {
+                let name = code(&f.function);
+                if !tested.contains(&name) {
+                    tested.push(name);
+                }
+            }
+            let line = if callers {
+                format!(
+                    "On some of the ways the API reaches {}, the library sets the pointer mode itself first: {}; on the others the mode is the one the API's caller set on the handle.",
+                    listed_all(&tested),
+                    listed_all(&sets)
+                )
+            } else {
+                format!(
+                    "On every way the API reaches {}, the library sets the pointer mode itself first: {}; the mode the API's caller set on the handle does not decide these tests.",
+                    listed_all(&tested),
+                    listed_all(&sets)
+                )
+            };
+            Some((
+                line,
+                fs,
+            ))
+        })
+        .collect()
+}
+
 /// What a launch passes for the scalars its pointer mode decides: `passing `*alpha`,
 /// the value read on the host` or `passing the pointer `alpha`, which the kernel reads`.
 fn passing_clause(f: &Fact, passing: &BTreeMap<(&str, &str), BTreeSet<String>>) -> Option<String> {
@@ -1572,19 +1630,22 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         })
         .collect();
     let passing = mode_dependent_scalars(&pm);
-    out.extend(factored_unit(
-        &POINTER_MODE,
-        "",
-        &pm,
-        "Everything below is reached",
-        |f| {
-            let s = statement(f)?;
-            Some(match passing_clause(f, &passing) {
-                Some(c) => format!("{}, {c}.", s.trim_end_matches('.')),
-                None => s,
-            })
-        },
-    ));
+    if !pm.is_empty() {
+        let (lead, mut stated) = factored(&pm, "Everything below is reached", |fs| {
+            fs.iter()
+                .filter_map(|f| {
+                    let s = statement(f)?;
+                    let s = match passing_clause(f, &passing) {
+                        Some(c) => format!("{}, {c}.", s.trim_end_matches('.')),
+                        None => s,
+                    };
+                    Some((s, vec![*f]))
+                })
+                .collect()
+        });
+        stated.extend(modes_set_lines(&pm));
+        out.extend(led_unit(&POINTER_MODE, "", lead, stated));
+    }
     let cross = kinds(af, &[FactKind::CrossLibrary]);
     out.extend(stated_unit(
         &CROSS_LIBRARY,
@@ -2223,6 +2284,24 @@ pub fn render(
                 };
                 lines.add(trees, PieceRole::Launcher, &mut citations, &mut pieces)?;
             }
+            // A pointer mode the library sets on the way shows the function setting it,
+            // from its head to the line that sets the mode.
+            for source in f
+                .values
+                .get(super::MODE_SET)
+                .into_iter()
+                .flat_map(|v| v.split(';'))
+            {
+                if let [_, lib, function, file, range] = source.split('|').collect::<Vec<_>>()[..] {
+                    let lines = Lines {
+                        lib,
+                        file,
+                        name: function,
+                        range,
+                    };
+                    lines.add(trees, PieceRole::Host, &mut citations, &mut pieces)?;
+                }
+            }
             // A namespace-scope variable shows and cites its declaration and the other
             // lines of its file that name it.
             if f.kind == FactKind::StaticState {
@@ -2453,6 +2532,33 @@ mod tests {
             facts: all,
             excluded: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_mode_the_library_sets_is_said_once_for_the_tests_it_decides() {
+        let mut test = fact(
+            FactKind::PointerMode,
+            &[(
+                super::super::MODE_SET,
+                "caller;rocblas_pointer_mode_device|rocsolver|rocsolver_sytrd_hetrd_template|library/src/lapack/roclapack_sytrd_hetrd.hpp|126-169",
+            )],
+            &[],
+        );
+        test.function = "rocblas_copy_alpha_beta_to_host_if_on_device".into();
+        let mut copy = test.clone();
+        copy.kind = FactKind::RuntimeCall;
+        let plain = fact(FactKind::PointerMode, &[], &[]);
+        let lines = modes_set_lines(&[&test, &copy, &plain]);
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].1.len(), 2);
+        assert_eq!(
+            lines[0].0,
+            "On some of the ways the API reaches `rocblas_copy_alpha_beta_to_host_if_on_device`, the library sets the pointer mode itself first: `rocsolver_sytrd_hetrd_template` sets `rocblas_pointer_mode_device` (library/src/lapack/roclapack_sytrd_hetrd.hpp:169); on the others the mode is the one the API's caller set on the handle."
+        );
+        // No source but the caller's mode: nothing to say.
+        test.values
+            .insert(super::super::MODE_SET.into(), "caller".into());
+        assert!(modes_set_lines(&[&test]).is_empty());
     }
 
     #[test]
