@@ -808,9 +808,14 @@ fn lex(s: &str) -> (Vec<Tok>, Vec<(usize, usize)>) {
                 // A floating zero (`T(0.0)`, `0.0f`) is zero in any arithmetic; other
                 // floating values are not integers and stay as written.
                 None if lit.contains('.') && !lit.contains(['e', 'E']) => {
-                    match lit.trim_end_matches(['f', 'F']).parse::<f64>() {
-                        Ok(z) if z == 0.0 => Ok(0),
-                        _ => lit.parse::<i64>(),
+                    let zero = lit
+                        .trim_end_matches(['f', 'F'])
+                        .parse::<f64>()
+                        .is_ok_and(|z| z == 0.0);
+                    if zero {
+                        Ok(0)
+                    } else {
+                        lit.parse::<i64>()
                     }
                 }
                 None => lit.parse::<i64>(),
