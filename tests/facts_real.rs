@@ -1185,7 +1185,7 @@ fn a_pointer_mode_test_says_where_the_library_sets_the_mode() {
     let sources: Vec<&str> = test.values[rocqa::facts::MODE_SET].split(';').collect();
     assert!(sources.contains(&"caller"), "{sources:?}");
     assert!(
-        sources.contains(&"rocblas_pointer_mode_device|rocsolver|rocsolver_sytrd_hetrd_template|library/src/lapack/roclapack_sytrd_hetrd.hpp|126-169"),
+        sources.contains(&"rocblas_pointer_mode_device|rocsolver|rocsolver_sytrd_hetrd_template|library/src/lapack/roclapack_sytrd_hetrd.hpp|127|165-169"),
         "{sources:?}"
     );
     assert!(

@@ -376,7 +376,9 @@ fn detectors() -> &'static Detectors {
             memory_path: r(r"\b(__ldg|__builtin_nontemporal_(?:load|store)|tex[123]D\w*|tex1Dfetch\w*)\s*\("),
             constant_var: r(r"\b__constant__\s+(?:const\s+)?(?:[A-Za-z_][\w:]*(?:\s*<[^;{}]*?>)?\s+)+?([A-Za-z_]\w*)\s*[\[=;]"),
             launch_bounds: r(r"__launch_bounds__\s*\("),
-            runtime: r(r"\b(hip(?:Memcpy|Memset|Malloc|HostMalloc|Free|HostFree)\w*|hip(?:Stream|Device|Event)Synchronize|hipEventRecord|hipStreamWaitEvent)\s*\("),
+            // rocBLAS's `handle->device_malloc(bytes)` is the allocation of a
+            // workspace: it takes the bytes from the handle's device memory.
+            runtime: r(r"\b(hip(?:Memcpy|Memset|Malloc|HostMalloc|Free|HostFree)\w*|hip(?:Stream|Device|Event)Synchronize|hipEventRecord|hipStreamWaitEvent|device_malloc)\s*\("),
             memcpy_kind: r(r"\bhipMemcpy(?:HostToDevice|DeviceToHost|DeviceToDevice|HostToHost|Default)\b"),
             // `*p = v;`, `p->f = v;`, `p->f.g = v;` (not `==`, `+=`, declarations).
             store: r(r"^(\*\s*([A-Za-z_]\w*)|([A-Za-z_]\w*)\s*->\s*[A-Za-z_]\w*(?:\s*(?:->|\.)\s*[A-Za-z_]\w*)*)\s*=\s*([^=].*?)\s*;$"),
@@ -1197,7 +1199,10 @@ impl<'a> FactReader<'a> {
                             lib: caller.lib.clone(),
                             function: caller.name.clone(),
                             file: caller.file.clone(),
-                            lines: (caller.start_line.max(1), line),
+                            head: caller.line.max(caller.start_line).max(1),
+                            // A few lines up to the setting: its block's head,
+                            // not a long function's whole body.
+                            lines: (line.saturating_sub(4).max(caller.start_line.max(1)), line),
                         });
                     }
                     None => out.extend(self.mode_sources(g, binder, e.from, memo, depth + 1)),
@@ -1713,7 +1718,7 @@ impl<'a> FactReader<'a> {
                     v.insert("fence".into(), "true".into());
                 }
                 if kind == FactKind::Barrier && !fence {
-                    let ordered = barrier_orders_by_line(&t, &b);
+                    let ordered = barrier_orders_by_line(&t, &b, false);
                     let said: Vec<String> = hits
                         .iter()
                         .filter_map(|h| {
@@ -1724,6 +1729,18 @@ impl<'a> FactReader<'a> {
                         .collect();
                     if !said.is_empty() {
                         v.insert("orders".into(), said.join(", "));
+                    }
+                    let rewritten = barrier_orders_by_line(&t, &b, true);
+                    let said: Vec<String> = hits
+                        .iter()
+                        .filter_map(|h| {
+                            rewritten
+                                .get(&h.1)
+                                .map(|names| format!("{} {}", h.1, names.join(" ")))
+                        })
+                        .collect();
+                    if !said.is_empty() {
+                        v.insert("orders_writes".into(), said.join(", "));
                     }
                 }
                 let mut f = fact(kind, &n.name, hits[0].1, v);
@@ -2411,13 +2428,17 @@ fn earlier_return_taken(t: &Text, b: &Body, at: usize, env: &eval::Env) -> Optio
 
 /// The shared variables each barrier of a body is seen to order (one thread's write
 /// before it, another's read after it), by the barrier's line.
-fn barrier_orders_by_line(t: &Text, b: &Body) -> BTreeMap<u32, Vec<String>> {
+fn barrier_orders_by_line(t: &Text, b: &Body, writes: bool) -> BTreeMap<u32, Vec<String>> {
     let first = t.line_of(b.open);
     let code: Vec<&str> = t.s[b.open..b.close]
         .split('\n')
         .map(|l| l.split_once("//").map_or(l, |x| x.0))
         .collect();
-    crate::index::device::barrier_orders(&code)
+    let orders = match writes {
+        true => crate::index::device::barrier_write_orders(&code),
+        false => crate::index::device::barrier_orders(&code),
+    };
+    orders
         .into_iter()
         .filter(|(_, names)| !names.is_empty())
         .map(|(k, names)| (first + k as u32, names))
@@ -2790,8 +2811,8 @@ pub const CALLER_DROPS: &str = "caller_drops";
 /// The value a fact that depends on the pointer mode carries where the library sets
 /// the mode itself on some way the API reaches it (rocSOLVER sets device mode around
 /// sytrd's rocBLAS calls, host mode around larfb's): `;`-separated sources, each
-/// `MODE|LIB|FUNCTION|FILE|START-LINE` for a mode set (the enumerator, where the
-/// function starts and the line setting it), or `caller` for the handle's mode as
+/// `MODE|LIB|FUNCTION|FILE|HEAD|START-LINE` for a mode set (the enumerator, the line
+/// naming the function and the lines to show, the last one setting it), or `caller` for the handle's mode as
 /// the API's caller set it.
 pub const MODE_SET: &str = "mode_set";
 
@@ -2807,7 +2828,9 @@ enum ModeSource {
         lib: String,
         function: String,
         file: String,
-        /// The first line of the function, then the line setting the mode.
+        /// The line naming the function, and the lines shown for the setting, the
+        /// last one setting the mode.
+        head: u32,
         lines: (u32, u32),
     },
 }
@@ -2821,10 +2844,11 @@ impl ModeSource {
                 lib,
                 function,
                 file,
+                head,
                 lines: (start, line),
             } => {
                 let mode = bind::pointer_mode_name(*mode);
-                format!("{mode}|{lib}|{function}|{file}|{start}-{line}")
+                format!("{mode}|{lib}|{function}|{file}|{head}|{start}-{line}")
             }
         }
     }

@@ -933,6 +933,23 @@ fn statement(f: &Fact) -> Option<String> {
                         .collect()
                 })
                 .unwrap_or_default();
+            let mut orders = orders;
+            orders.extend(
+                slot(f, "orders_writes")
+                    .map(|o| {
+                        o.split(", ")
+                            .filter_map(|x| x.split_once(' '))
+                            .map(|(line, names)| {
+                                let names: Vec<String> = names.split(' ').map(code).collect();
+                                format!(
+                                    "the one at line {line} keeps the writes to {} before it ahead of the writes to other elements after it",
+                                    listed_all(&names)
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default(),
+            );
             if orders.is_empty() {
                 counted
             } else {
@@ -976,6 +993,10 @@ fn statement(f: &Fact) -> Option<String> {
             slot(f, "callee_lib")?,
             slot(f, "callee_file")?,
             slot(f, "callee_lines")?,
+        ),
+        FactKind::RuntimeCall if f.subject == "device_malloc" => format!(
+            "{func} calls {} ({at}), taking its workspace from the handle's device memory{when}.",
+            code(subject(f)?),
         ),
         FactKind::RuntimeCall => format!(
             "{func} calls {}{}{} ({at}){when}.",
@@ -1242,7 +1263,7 @@ fn modes_set_lines<'a>(facts: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
             let mut callers = false;
             for source in v.split(';') {
                 match source.split('|').collect::<Vec<_>>()[..] {
-                    [mode, _, function, file, lines] => sets.push(format!(
+                    [mode, _, function, file, _, lines] => sets.push(format!(
                         "{} sets {} ({file}:{})",
                         code(function),
                         code(mode),
@@ -1569,6 +1590,21 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         if let Some(b) = bounds {
             // First, so a long list of sites never crowds it out.
             stated.extend(statement(b).map(|l| (l, vec![b])));
+        }
+        // The LDS a block holds is the launch's dynamic bytes and what the kernel
+        // declares itself: both, where a question asks for the LDS.
+        for s in af.facts.iter().filter(|f| {
+            f.kind == FactKind::SharedMemory && f.function == k && f.subject != "dynamic"
+        }) {
+            if let Some(l) = statement(s) {
+                stated.push((
+                    format!(
+                        "Besides the dynamic LDS of its launch, {} declares {l}",
+                        code(k)
+                    ),
+                    vec![s],
+                ));
+            }
         }
         let (lead, configs) = factored(&facts, "Every launch below is made", |fs| {
             launch_config_sentences(fs, launch_config)
@@ -2292,14 +2328,19 @@ pub fn render(
                 .into_iter()
                 .flat_map(|v| v.split(';'))
             {
-                if let [_, lib, function, file, range] = source.split('|').collect::<Vec<_>>()[..] {
-                    let lines = Lines {
-                        lib,
-                        file,
-                        name: function,
-                        range,
-                    };
-                    lines.add(trees, PieceRole::Host, &mut citations, &mut pieces)?;
+                if let [_, lib, function, file, head, range] =
+                    source.split('|').collect::<Vec<_>>()[..]
+                {
+                    // The line naming the function, then the lines setting the mode.
+                    for range in [format!("{head}-{head}"), range.to_string()] {
+                        let lines = Lines {
+                            lib,
+                            file,
+                            name: function,
+                            range: &range,
+                        };
+                        lines.add(trees, PieceRole::Host, &mut citations, &mut pieces)?;
+                    }
                 }
             }
             // A namespace-scope variable shows and cites its declaration and the other
@@ -2540,7 +2581,7 @@ mod tests {
             FactKind::PointerMode,
             &[(
                 super::super::MODE_SET,
-                "caller;rocblas_pointer_mode_device|rocsolver|rocsolver_sytrd_hetrd_template|library/src/lapack/roclapack_sytrd_hetrd.hpp|126-169",
+                "caller;rocblas_pointer_mode_device|rocsolver|rocsolver_sytrd_hetrd_template|library/src/lapack/roclapack_sytrd_hetrd.hpp|127|165-169",
             )],
             &[],
         );

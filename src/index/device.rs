@@ -178,6 +178,58 @@ pub fn orders(before: &[&str], after: &[&str], name: &str, scalar: bool) -> bool
     })
 }
 
+/// Whether `before` writes elements of shared array `name` and `after` writes one at
+/// a subscript none of those writes used: another thread's element, written again
+/// (iamax's block reduction zeroes `psums[wavelet]`, then each wavefront stores its
+/// sum in `psums[wavefront]`).
+pub fn orders_writes(before: &[&str], after: &[&str], name: &str) -> bool {
+    let write = Regex::new(&format!(
+        r"\b{}\b\s*(\[[^;]*?\])\s*=[^=]",
+        regex::escape(name)
+    ))
+    .expect("escaped name");
+    let squash = |t: &str| t.split_whitespace().collect::<String>();
+    let subscripts = |lines: &[&str]| -> Vec<String> {
+        lines
+            .iter()
+            .flat_map(|l| {
+                write
+                    .captures_iter(l)
+                    .map(|c| squash(&c[1]))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let first = subscripts(before);
+    !first.is_empty() && subscripts(after).iter().any(|s| !first.contains(s))
+}
+
+/// For each `__syncthreads()` of `lines`, by index, the shared arrays whose writes
+/// before it it orders ahead of writes to other elements after it ([`orders_writes`])
+/// and that no read after it already accounts for ([`barrier_orders`]).
+pub fn barrier_write_orders(lines: &[&str]) -> Vec<(usize, Vec<String>)> {
+    let reads = barrier_orders(lines);
+    let shared = shared_names(lines);
+    reads
+        .iter()
+        .enumerate()
+        .map(|(n, (k, read))| {
+            let from = if n == 0 { 0 } else { reads[n - 1].0 + 1 };
+            let to = reads.get(n + 1).map_or(lines.len(), |r| r.0);
+            let names = shared
+                .iter()
+                .filter(|(name, scalar)| {
+                    !scalar
+                        && !read.contains(name)
+                        && orders_writes(&lines[from..*k], &lines[k + 1..to], name)
+                })
+                .map(|(name, _)| name.clone())
+                .collect();
+            (*k, names)
+        })
+        .collect()
+}
+
 /// For each `__syncthreads()` of `lines` (code, comments cut), by index, the shared
 /// variables it orders between the code since the barrier before it and the code up to
 /// the next one ([`orders`]), in the order they are declared; none where none is seen.
@@ -269,5 +321,34 @@ mod tests {
             "if(_info) return;",
         ];
         assert_eq!(barrier_orders(&scalar), [(2, vec!["_info".to_string()])]);
+    }
+
+    #[test]
+    fn a_barrier_orders_writes_to_elements_another_thread_writes_again() {
+        // rocblas_iamax_iamin_kernels.hpp:52-69.
+        let kernel = [
+            "__shared__ T psums[warpSize];",
+            "if(wavefront == 0) psums[wavelet] = T{};",
+            "__syncthreads();",
+            "if(wavelet == 0) psums[wavefront] = val;",
+            "__syncthreads();",
+            "val = (threadIdx.x < num_wavefronts) ? psums[wavelet] : T{};",
+        ];
+        assert_eq!(
+            barrier_orders(&kernel),
+            [(2, vec![]), (4, vec!["psums".to_string()])]
+        );
+        assert_eq!(
+            barrier_write_orders(&kernel),
+            [(2, vec!["psums".to_string()]), (4, vec![])]
+        );
+        // Each thread writing its own element again needs no barrier.
+        let own = [
+            "__shared__ T s[64];",
+            "s[tid] = a;",
+            "__syncthreads();",
+            "s[tid] = b;",
+        ];
+        assert_eq!(barrier_write_orders(&own), [(2, vec![])]);
     }
 }
