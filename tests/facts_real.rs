@@ -1193,3 +1193,17 @@ fn a_pointer_mode_test_says_where_the_library_sets_the_mode() {
         "{sources:?}"
     );
 }
+
+#[test]
+fn a_type_handed_on_east_const_is_deduced() {
+    // rocblas_gemv_kernels_64.cpp:81-88 passes `adjust_ptr_batch(A, ...)` of its
+    // `Ti const* A` to the 32-bit launcher's `const Ti* A`: Ti is the complex element,
+    // so `is_float || is_double` (rocblas_gemv_kernels.cpp:582) never holds for cgemv_64.
+    let f = facts("rocblas", "rocblas_cgemv_64");
+    assert!(
+        !f.facts
+            .iter()
+            .any(|x| x.kind == FactKind::Launch && x.subject == "rocblas_gemv_scal_kernel"),
+        "rocblas_gemv_scal_kernel listed for cgemv_64"
+    );
+}

@@ -2315,12 +2315,13 @@ fn deduce(ty: &str, arg_ty: &str, params: &BTreeSet<String>, got: &mut BTreeMap<
     };
     let pre = pre.trim_end();
     // `const Ti*` against `const float* const*`: the pattern's `const` is the one
-    // written after the inner pointer, so `Ti` is `const float*`.
+    // written after the inner pointer, so `Ti` is `const float*`; against
+    // `rocblas_float_complex const*` (a `Ti const* A` handed on), `Ti` is the element.
     let east = (pre == "const")
         .then(|| arg_ty.strip_suffix(post)?.trim_end().strip_suffix("const"))
         .flatten()
         .map(str::trim)
-        .filter(|m| m.ends_with('*'));
+        .filter(|m| !m.is_empty());
     if let Some(mid) = east {
         got.insert(p.to_string(), Value::Type(mid.to_string()));
         return;
@@ -3412,6 +3413,19 @@ mod tests {
         let mut got = BTreeMap::new();
         deduce("const Ti*", "const float*", &params, &mut got);
         assert_eq!(got.get("Ti"), Some(&Value::Type("float".into())));
+        // rocblas_gemv_kernels_64.cpp:81-88 hands its `Ti const* A` on (through
+        // adjust_ptr_batch): `Ti` is the element, so cgemv_64's `is_float` is false.
+        let mut got = BTreeMap::new();
+        deduce(
+            "const Ti*",
+            "rocblas_complex_num<float>const*",
+            &params,
+            &mut got,
+        );
+        assert_eq!(
+            got.get("Ti"),
+            Some(&Value::Type("rocblas_complex_num<float>".into()))
+        );
     }
 
     #[test]
