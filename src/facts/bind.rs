@@ -1993,6 +1993,38 @@ fn folded(c: &str, env: &Env) -> String {
 /// - `x - y` past every loop `while(y < x - K)` that a path to the call runs (no
 ///   `break`, neither name written after): the loop ended with `y >= x - K`, so
 ///   `param <= K` (potrf's last block after its blocked loop).
+/// The bound `K` of a loop header `for (x = A, i = A; i < K; i += x, x *= 2)` around a
+/// use of `x`: the two start equal and grow by the same step, so `x < K` in its body.
+fn doubling_bound(cond: &str, x: &str) -> Option<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"^loop: for \(\s*(\w+)\s*=\s*(\w+)\s*,\s*(\w+)\s*=\s*(\w+)\s*;\s*(\w+)\s*<\s*(\w+)\s*;\s*(\w+)\s*\+=\s*(\w+)\s*,\s*(\w+)\s*\*=\s*2\s*\)$")
+            .expect("static regex")
+    });
+    let c = re.captures(cond)?;
+    // `a` is the other of the two the header starts equal.
+    let a = match x {
+        _ if &c[1] == x => &c[3],
+        _ if &c[3] == x => &c[1],
+        _ => return None,
+    };
+    let held = c[2] == c[4] && &c[5] == a && &c[7] == a && &c[8] == x && &c[9] == x;
+    held.then(|| c[6].to_string())
+}
+
+/// Whether `name` is a 32-bit integer: held so by a caller, or declared `rocblas_int`,
+/// `int` or `int32_t` in the body.
+fn is_int32(t: &Text, b: &Body, name: &str, env: &Env) -> bool {
+    if env.values.get(&format!("!{name} <= 2147483647")) == Some(&Value::Bool(true)) {
+        return true;
+    }
+    Regex::new(&format!(
+        r"\b(?:rocblas_int|int|int32_t)\s+(?:const\s+)?{}\s*[=;]",
+        regex::escape(name)
+    ))
+    .is_ok_and(|re| re.is_match(&t.s[b.open..b.close]))
+}
+
 fn upper_bounds(t: &Text, b: &Body, at: usize, arg: &str, param: &str, env: &Env) -> Vec<String> {
     let arg = arg.trim();
     let number = |e: &str| match value(e.trim(), env) {
@@ -2027,6 +2059,15 @@ fn upper_bounds(t: &Text, b: &Body, at: usize, arg: &str, param: &str, env: &Env
             });
             counted.then(|| number(x)).flatten()
         };
+        // `for(nb = A, i = A; i < K; i += nb, nb *= 2)` keeps `nb == i`, so in its body
+        // `nb < K` (symm's and syr2k's doubling blocks, rocblas_symm_hemm_kernels.cpp:562).
+        if let Some(k) = at_conds
+            .iter()
+            .find_map(|c| doubling_bound(c, arg))
+            .and_then(|k| number(&k).or_else(|| is_int32(t, b, &k, env).then_some(i32::MAX as i64)))
+        {
+            return vec![format!("{param} <= {}", k - 1)];
+        }
         // The last statement setting it before the call, on the call's own path.
         let set = b
             .stmts
@@ -3426,6 +3467,18 @@ mod tests {
             got.get("Ti"),
             Some(&Value::Type("rocblas_complex_num<float>".into()))
         );
+    }
+
+    #[test]
+    fn a_block_doubled_with_its_start_stays_below_the_loop_bound() {
+        // rocblas_symm_hemm_kernels.cpp:562.
+        let c = "loop: for (nb = nb_diag, i_start = nb_diag; i_start < ka; i_start += nb, nb *= 2)";
+        assert_eq!(doubling_bound(c, "nb").as_deref(), Some("ka"));
+        assert_eq!(doubling_bound(c, "i_start"), None);
+        assert_eq!(doubling_bound(c, "n"), None);
+        // Started apart: no bound.
+        let apart = "loop: for (nb = 32, i_start = 64; i_start < ka; i_start += nb, nb *= 2)";
+        assert_eq!(doubling_bound(apart, "nb"), None);
     }
 
     #[test]
