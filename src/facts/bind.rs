@@ -1987,12 +1987,6 @@ fn folded(c: &str, env: &Env) -> String {
     }
 }
 
-/// Upper bounds on a parameter from how the caller computed its argument, with the
-/// caller's values:
-/// - `jb` set by `jb = std::min(n - j, nb)` (nb fixed): `param <= nb`;
-/// - `x - y` past every loop `while(y < x - K)` that a path to the call runs (no
-///   `break`, neither name written after): the loop ended with `y >= x - K`, so
-///   `param <= K` (potrf's last block after its blocked loop).
 /// The bound `K` of a loop header `for (x = A, i = A; i < K; i += x, x *= 2)` around a
 /// use of `x`: the two start equal and grow by the same step, so `x < K` in its body.
 fn doubling_bound(cond: &str, x: &str) -> Option<String> {
@@ -2025,6 +2019,12 @@ fn is_int32(t: &Text, b: &Body, name: &str, env: &Env) -> bool {
     .is_ok_and(|re| re.is_match(&t.s[b.open..b.close]))
 }
 
+/// Upper bounds on a parameter from how the caller computed its argument, with the
+/// caller's values:
+/// - `jb` set by `jb = std::min(n - j, nb)` (nb fixed): `param <= nb`;
+/// - `x - y` past every loop `while(y < x - K)` that a path to the call runs (no
+///   `break`, neither name written after): the loop ended with `y >= x - K`, so
+///   `param <= K` (potrf's last block after its blocked loop).
 fn upper_bounds(t: &Text, b: &Body, at: usize, arg: &str, param: &str, env: &Env) -> Vec<String> {
     let arg = arg.trim();
     let number = |e: &str| match value(e.trim(), env) {
