@@ -1207,3 +1207,23 @@ fn a_type_handed_on_east_const_is_deduced() {
         "rocblas_gemv_scal_kernel listed for cgemv_64"
     );
 }
+
+#[test]
+fn a_32bit_api_takes_the_64bit_launchers_32bit_path() {
+    // ssymm's block loop hands rocblas_internal_gemm_64 an int64_t `nb` below its
+    // rocblas_int `ka` (rocblas_symm_hemm_kernels.cpp:562-589); sgesvd reaches it
+    // through trmm's sub-blocks. Sizes of a 32-bit API fit 32 bits, so `dims_32bit &&
+    // leading_32bit` (rocblas_gemm_kernels_64.cpp:58-63) holds and the source gemm
+    // kernels of the 64-bit path never launch; the `_64` form keeps them.
+    let source = |f: &ApiFacts| {
+        f.facts
+            .iter()
+            .filter(|x| {
+                x.kind == FactKind::Launch && x.file == "library/src/blas3/rocblas_gemm_source.hpp"
+            })
+            .count()
+    };
+    assert_eq!(source(&facts("rocblas", "rocblas_ssymm")), 0);
+    assert_eq!(source(&facts("rocsolver", "rocsolver_sgesvd")), 0);
+    assert!(source(&facts("rocblas", "rocblas_dsymm_64")) > 0);
+}

@@ -126,6 +126,12 @@ impl<'a> Binder<'a> {
     }
 
     /// The function parameters of node `i`'s definition, `(type, name)`, as written.
+    /// Whether the API's own definition takes no 64-bit integer (not a `_64` form).
+    pub fn api_is_32bit(&self) -> bool {
+        let params = self.params_of(1);
+        !params.is_empty() && !params.iter().any(|(ty, _)| is_int64(ty))
+    }
+
     pub fn params_of(&self, i: usize) -> Vec<(String, String)> {
         let n = &self.g.nodes[i];
         self.code
@@ -787,6 +793,27 @@ impl<'a> Binder<'a> {
             }
         }
         env.values = agreed.unwrap_or_default();
+        // An API whose prototype takes no 64-bit integer hands every function below it
+        // sizes, leading dimensions, increments and batch counts that fit 32 bits, so
+        // a 64-bit launcher's `dims_32bit` holds for it (ssymm's block loop gives
+        // gemm_64 `nb`, sgesvd's trmm its own sub-blocks). Offsets, strides and sizes
+        // in elements or bytes are products, and are left alone.
+        if i > 1 && self.api_is_32bit() {
+            for (ty, p) in self.params_of(i) {
+                let lower = p.to_ascii_lowercase();
+                let product = [
+                    "shift", "offset", "stride", "size", "elem", "byte", "total", "len",
+                ]
+                .iter()
+                .any(|w| lower.contains(w));
+                if is_int64(&ty) && !product {
+                    env.values
+                        .insert(format!("{HOLDS}{p} <= {}", i32::MAX), Value::Bool(true));
+                    env.values
+                        .insert(format!("{HOLDS}{p} >= {}", i32::MIN), Value::Bool(true));
+                }
+            }
+        }
         if every_site_read {
             if let Some(sites) = site_combinations(&site_ints, &env.values) {
                 env.values.insert(SITES.into(), Value::Type(sites));
