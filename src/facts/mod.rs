@@ -1718,29 +1718,21 @@ impl<'a> FactReader<'a> {
                     v.insert("fence".into(), "true".into());
                 }
                 if kind == FactKind::Barrier && !fence {
-                    let ordered = barrier_orders_by_line(&t, &b, false);
-                    let said: Vec<String> = hits
-                        .iter()
-                        .filter_map(|h| {
-                            ordered
-                                .get(&h.1)
-                                .map(|names| format!("{} {}", h.1, names.join(" ")))
-                        })
-                        .collect();
-                    if !said.is_empty() {
-                        v.insert("orders".into(), said.join(", "));
-                    }
-                    let rewritten = barrier_orders_by_line(&t, &b, true);
-                    let said: Vec<String> = hits
-                        .iter()
-                        .filter_map(|h| {
-                            rewritten
-                                .get(&h.1)
-                                .map(|names| format!("{} {}", h.1, names.join(" ")))
-                        })
-                        .collect();
-                    if !said.is_empty() {
-                        v.insert("orders_writes".into(), said.join(", "));
+                    // What each barrier orders: reads of others' writes, then writes
+                    // over others' elements.
+                    for (key, writes) in [("orders", false), ("orders_writes", true)] {
+                        let ordered = barrier_orders_by_line(&t, &b, writes);
+                        let said: Vec<String> = hits
+                            .iter()
+                            .filter_map(|h| {
+                                ordered
+                                    .get(&h.1)
+                                    .map(|names| format!("{} {}", h.1, names.join(" ")))
+                            })
+                            .collect();
+                        if !said.is_empty() {
+                            v.insert(key.into(), said.join(", "));
+                        }
                     }
                 }
                 let mut f = fact(kind, &n.name, hits[0].1, v);

@@ -918,38 +918,28 @@ fn statement(f: &Fact) -> Option<String> {
                 ),
             };
             // What a barrier is there for: the shared data written before it and read
-            // after it, where a read may be of another thread's write.
-            let orders: Vec<String> = slot(f, "orders")
-                .map(|o| {
-                    o.split(", ")
-                        .filter_map(|x| x.split_once(' '))
-                        .map(|(line, names)| {
-                            let names: Vec<String> = names.split(' ').map(code).collect();
-                            format!(
-                                "the one at line {line} separates the writes of {} before it from the reads after it",
-                                listed_all(&names)
-                            )
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            let mut orders = orders;
-            orders.extend(
-                slot(f, "orders_writes")
-                    .map(|o| {
-                        o.split(", ")
-                            .filter_map(|x| x.split_once(' '))
-                            .map(|(line, names)| {
-                                let names: Vec<String> = names.split(' ').map(code).collect();
-                                format!(
-                                    "the one at line {line} keeps the writes to {} before it ahead of the writes to other elements after it",
-                                    listed_all(&names)
-                                )
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                    .unwrap_or_default(),
-            );
+            // after it, where a read may be of another thread's write; or written again
+            // at another thread's element.
+            let mut orders: Vec<String> = Vec::new();
+            for (key, does) in [
+                ("orders", "separates the writes of {} before it from the reads after it"),
+                (
+                    "orders_writes",
+                    "keeps the writes to {} before it ahead of the writes to other elements after it",
+                ),
+            ] {
+                for (line, names) in slot(f, key)
+                    .into_iter()
+                    .flat_map(|o| o.split(", "))
+                    .filter_map(|x| x.split_once(' '))
+                {
+                    let names: Vec<String> = names.split(' ').map(code).collect();
+                    orders.push(format!(
+                        "the one at line {line} {}",
+                        does.replace("{}", &listed_all(&names))
+                    ));
+                }
+            }
             if orders.is_empty() {
                 counted
             } else {
@@ -2579,6 +2569,27 @@ mod tests {
             facts: all,
             excluded: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_barrier_says_what_it_orders() {
+        // rocblas_iamax_iamin_kernels.hpp:59 and :65.
+        let f = fact(
+            FactKind::Barrier,
+            &[
+                ("ops", "__syncthreads"),
+                ("count", "2"),
+                ("lines", "59, 65"),
+                ("orders", "65 psums"),
+                ("orders_writes", "59 psums"),
+            ],
+            &[],
+        );
+        let s = statement(&f).expect("a sentence");
+        assert!(
+            s.ends_with("In shared memory, the one at line 65 separates the writes of `psums` before it from the reads after it and the one at line 59 keeps the writes to `psums` before it ahead of the writes to other elements after it."),
+            "{s}"
+        );
     }
 
     #[test]
