@@ -24,7 +24,7 @@ use crate::question::{answer_schema, plan, Template};
 use crate::slice::{cut, CutSpec, SliceLimits, Trees};
 use crate::validate::check_reply;
 use crate::validate::compile::{CompileOutcome, Snippet};
-use crate::validate::dedup::{entry_signature, DedupIndex, EntrySignature};
+use crate::validate::dedup::{entry_signature, DedupIndex, EntrySignature, SignatureMemo};
 use crate::validate::grounding::KnownNames;
 
 /// What to extract.
@@ -598,6 +598,15 @@ pub fn launchers_to_read<'a, 'e>(
         .collect()
 }
 
+/// How the entries a run renders without a model are told from duplicates.
+#[derive(Clone, Copy)]
+pub struct Duplicates<'a> {
+    /// Similarity from which two entries are duplicates.
+    pub threshold: f64,
+    /// Signatures made so far, shared by the stages that read `entries.jsonl` back.
+    pub signatures: &'a SignatureMemo,
+}
+
 /// Renders, validates and writes the fact entries of a run: every entry passes the
 /// same checks as LLM entries ([`crate::validate::file::check_entry`], the fact check
 /// included) and is not a near-duplicate of one kept; the report names every in-scope
@@ -608,9 +617,13 @@ pub fn write_fact_entries<'g>(
     pin: &SourcePin,
     pins: &'g crate::source::Pins,
     grounding: &crate::validate::Grounding<'g>,
-    threshold: f64,
+    duplicates: Duplicates<'g>,
     out: &mut RunOutput,
 ) -> Result<crate::model::FactEntriesReport, EmitError> {
+    let Duplicates {
+        threshold,
+        signatures,
+    } = duplicates;
     let apis = &run.all;
     let mut report = crate::model::FactEntriesReport {
         apis: apis.len(),
@@ -638,7 +651,7 @@ pub fn write_fact_entries<'g>(
     let families: BTreeSet<&str> = run.owned.iter().map(String::as_str).collect();
     let now = rendered.iter().map(|e| e.id.as_str()).collect();
     report.entries.replaced = retire_rendered(out, "facts", &families, &now)?;
-    let mut writer = RenderedWriter::new(*grounding, pins, threshold, out, |e| {
+    let mut writer = RenderedWriter::new(*grounding, pins, signatures, threshold, out, |e| {
         e.generator == "facts" && run.owns(&e.family)
     })?;
     let mut per_api: BTreeMap<String, usize> = BTreeMap::new();
@@ -808,6 +821,7 @@ fn question_entry(q: &Question, s: &Slice, pin: &SourcePin) -> Entry {
 struct RenderedWriter<'a> {
     grounding: crate::validate::Grounding<'a>,
     pins: &'a crate::source::Pins,
+    signatures: &'a SignatureMemo,
     seen: DedupIndex,
     threshold: f64,
 }
@@ -819,6 +833,7 @@ impl<'a> RenderedWriter<'a> {
     fn new(
         grounding: crate::validate::Grounding<'a>,
         pins: &'a crate::source::Pins,
+        signatures: &'a SignatureMemo,
         threshold: f64,
         out: &RunOutput,
         redecided: impl Fn(&Entry) -> bool,
@@ -830,12 +845,13 @@ impl<'a> RenderedWriter<'a> {
             }
             seen.insert(
                 &e.id,
-                entry_signature(&e.question, &e.answer, e.code.as_deref()),
+                signatures.entry_signature(&e.question, &e.answer, e.code.as_deref()),
             );
         }
         Ok(RenderedWriter {
             grounding,
             pins,
+            signatures,
             seen,
             threshold,
         })
@@ -895,7 +911,9 @@ impl<'a> RenderedWriter<'a> {
                 return Verdict::Refused;
             }
         }
-        let sig = entry_signature(&e.question, &e.answer, e.code.as_deref());
+        let sig = self
+            .signatures
+            .entry_signature(&e.question, &e.answer, e.code.as_deref());
         if self.seen.nearest(&sig, self.threshold).is_some() {
             counts.near_duplicates += 1;
             return Verdict::Refused;
@@ -916,7 +934,9 @@ impl<'a> RenderedWriter<'a> {
         match sig {
             Some(sig) => self.accept(e, *sig, write, out, counts),
             None => {
-                let sig = entry_signature(&e.question, &e.answer, e.code.as_deref());
+                let sig =
+                    self.signatures
+                        .entry_signature(&e.question, &e.answer, e.code.as_deref());
                 self.seen.insert(&e.id, sig);
                 Ok(())
             }
@@ -980,9 +1000,13 @@ pub fn write_reference_entries<'g>(
     pin: &SourcePin,
     pins: &'g crate::source::Pins,
     grounding: &crate::validate::Grounding<'g>,
-    threshold: f64,
+    duplicates: Duplicates<'g>,
     out: &mut RunOutput,
 ) -> Result<crate::model::ReferenceEntriesReport, EmitError> {
+    let Duplicates {
+        threshold,
+        signatures,
+    } = duplicates;
     let mut report = crate::model::ReferenceEntriesReport::default();
     let mut rendered = Vec::new();
     for q in &planned.bug_tasks {
@@ -1021,7 +1045,7 @@ pub fn write_reference_entries<'g>(
         let now = rendered.iter().map(|(e, _)| e.id.as_str()).collect();
         report.entries.replaced = retire_rendered(out, "mutation", &families, &now)?;
     }
-    let mut writer = RenderedWriter::new(*grounding, pins, threshold, out, |_| false)?;
+    let mut writer = RenderedWriter::new(*grounding, pins, signatures, threshold, out, |_| false)?;
     let mut counted = crate::model::FactCheckCount::default();
     for (mut e, kind) in rendered {
         if !writer.keep(&mut e, true, out, &mut report.entries, &mut counted)? {
@@ -1238,6 +1262,9 @@ pub struct RunContext<'a> {
     pub catalogue: &'a crate::validate::provenance::Catalogue,
     /// Similarity from which two entries are duplicates.
     pub dedup_threshold: f64,
+    /// Signatures of the entries written before the answers (the fact and find-the-bug
+    /// entries), so they are not made again.
+    pub signatures: &'a SignatureMemo,
     /// The ROCm compiler, for answers that carry code.
     pub compiler: &'a crate::validate::compile::Compiler,
     /// Ask all questions of a slice in one request (`--group-questions`).
@@ -1683,7 +1710,8 @@ pub fn run(
     for e in crate::emit::read_jsonl::<Entry>(&out.dir().join("entries.jsonl"))? {
         seen.insert(
             &e.id,
-            entry_signature(&e.question, &e.answer, e.code.as_deref()),
+            cx.signatures
+                .entry_signature(&e.question, &e.answer, e.code.as_deref()),
         );
     }
     let todo: Vec<&Question> = planned

@@ -993,13 +993,17 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         catalogue: &catalogue,
         shown: &shown,
     };
+    let signatures = crate::validate::dedup::SignatureMemo::default();
     let report = crate::extract::write_fact_entries(
         &apis,
         &facts,
         &pin,
         &pins,
         &grounding,
-        crate::validate::dedup::DEFAULT_THRESHOLD,
+        crate::extract::Duplicates {
+            threshold: crate::validate::dedup::DEFAULT_THRESHOLD,
+            signatures: &signatures,
+        },
         &mut out,
     )?;
     say!(
@@ -1020,7 +1024,10 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         &pin,
         &pins,
         &grounding,
-        crate::validate::dedup::DEFAULT_THRESHOLD,
+        crate::extract::Duplicates {
+            threshold: crate::validate::dedup::DEFAULT_THRESHOLD,
+            signatures: &signatures,
+        },
         &mut out,
     )?;
     say!(
@@ -1082,6 +1089,7 @@ fn run_extract(layout: &Layout, a: ExtractArgs) -> Result<i32> {
         facts: Some(&fact_index),
         catalogue: &catalogue,
         dedup_threshold: crate::validate::dedup::DEFAULT_THRESHOLD,
+        signatures: &signatures,
         compiler: &compiler,
         group_questions: a.group_questions,
     };

@@ -155,6 +155,41 @@ impl std::fmt::Display for Near {
     }
 }
 
+/// Entry signatures already made, by a hash of the text they sign: the entries a run
+/// writes are read back by each later stage (find-the-bug entries, then the answers),
+/// and signing them again was a third of the answer phase's own CPU.
+#[derive(Default)]
+pub struct SignatureMemo(std::sync::Mutex<HashMap<u64, EntrySignature>>);
+
+impl SignatureMemo {
+    /// [`entry_signature`], made once per distinct entry text.
+    pub fn entry_signature(
+        &self,
+        question: &str,
+        answer: &str,
+        code: Option<&str>,
+    ) -> EntrySignature {
+        let mut key = xxh3_64_with_seed(question.as_bytes(), 1);
+        key = mix(key ^ xxh3_64_with_seed(answer.as_bytes(), 2));
+        key = mix(key ^ code.map_or(0, |c| xxh3_64_with_seed(c.as_bytes(), 3)));
+        let known = self
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .cloned();
+        if let Some(s) = known {
+            return s;
+        }
+        let s = entry_signature(question, answer, code);
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, s.clone());
+        s
+    }
+}
+
 /// Signatures seen so far, with a banded index so a lookup does not scan everything.
 #[derive(Default)]
 pub struct DedupIndex {

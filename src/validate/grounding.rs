@@ -8,7 +8,7 @@
 //! name is the commonest hallucination of a model that explains code, and the cheapest
 //! to catch.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -41,6 +41,10 @@ pub struct KnownNames {
     /// The tails at an underscore, of two words or more, of the names that carry a
     /// library prefix: what a shortened name may stand for. Built on first use.
     tails: OnceLock<HashSet<String>>,
+    /// Indexes into `paths` by each way a mention may end: the file name and its tails
+    /// at `_` and `-`. Built on first use (a scan of every path per mention was a
+    /// seventh of an answer's checks).
+    by_leaf: OnceLock<HashMap<String, Vec<usize>>>,
 }
 
 impl KnownNames {
@@ -82,6 +86,7 @@ impl KnownNames {
             paths,
             defined_in,
             tails: OnceLock::new(),
+            by_leaf: OnceLock::new(),
         }
     }
 
@@ -89,6 +94,7 @@ impl KnownNames {
     /// it has no `library/`): types, enum values, constants and file names the index
     /// does not list as definitions.
     pub fn with_trees(mut self, trees: &Trees) -> KnownNames {
+        self.by_leaf = OnceLock::new();
         for (lib, root) in trees.roots() {
             let base = if root.join("library").is_dir() {
                 root.join("library")
@@ -190,8 +196,7 @@ impl KnownNames {
     pub fn files_named(&self, lib: &str, mention: &str) -> Vec<&str> {
         let mention = mention.trim_start_matches("./");
         let mut out: Vec<&str> = self
-            .paths
-            .iter()
+            .paths_ending_as(mention)
             .filter(|(l, p)| l == lib && names_file(p, mention))
             .map(|(_, p)| p.as_str())
             .collect();
@@ -200,12 +205,39 @@ impl KnownNames {
         out
     }
 
+    /// The paths whose file name `mention`'s last part may stand for: every path
+    /// [`names_file`] can accept, and few others.
+    fn paths_ending_as<'s>(
+        &'s self,
+        mention: &str,
+    ) -> impl Iterator<Item = &'s (String, String)> + 's {
+        let by_leaf = self.by_leaf.get_or_init(|| {
+            let mut m: HashMap<String, Vec<usize>> = HashMap::new();
+            for (k, (_, p)) in self.paths.iter().enumerate() {
+                let name = p.rsplit('/').next().unwrap_or(p);
+                m.entry(name.to_string()).or_default().push(k);
+                for (i, _) in name.match_indices(['_', '-']) {
+                    m.entry(name[i + 1..].to_string()).or_default().push(k);
+                }
+            }
+            m
+        });
+        let leaf = mention.rsplit('/').next().unwrap_or(mention);
+        by_leaf
+            .get(leaf)
+            .into_iter()
+            .flatten()
+            .map(|&k| &self.paths[k])
+    }
+
     /// Is `mention` (a path or a bare file name) a file of a pinned tree, or one of the
     /// HIP and system headers (`hip/hip_runtime.h`)?
     pub fn has_file(&self, mention: &str) -> bool {
         let mention = mention.trim_start_matches("./");
         self.files.contains(mention)
-            || self.paths.iter().any(|(_, p)| names_file(p, mention))
+            || self
+                .paths_ending_as(mention)
+                .any(|(_, p)| names_file(p, mention))
             || system_header_dirs_cached()
                 .iter()
                 .any(|(d, _)| d.join(mention).is_file())
@@ -2698,6 +2730,7 @@ mod tests {
             .map(|(l, ns)| (l.to_string(), ns.iter().map(|n| n.to_string()).collect()))
             .collect(),
             tails: OnceLock::new(),
+            by_leaf: OnceLock::new(),
         }
     }
 
