@@ -1227,3 +1227,27 @@ fn a_32bit_api_takes_the_64bit_launchers_32bit_path() {
     assert_eq!(source(&facts("rocsolver", "rocsolver_sgesvd")), 0);
     assert!(source(&facts("rocblas", "rocblas_dsymm_64")) > 0);
 }
+
+#[test]
+fn arguments_picked_by_one_test_stay_together() {
+    // trsm's 64-bit path calls gemm with `LEFT ? transA : none` and `LEFT ? none :
+    // transA` (rocblas_trsm_kernels.hpp:3526-3527): one operation is always `none`, so
+    // the source gemm's launches for two transposed operands ('C','C' at
+    // rocblas_gemm_source.hpp:796, 'C','T' at :802) never run for ctrsm_64, while its
+    // ('C','N') and ('N','C') launches do.
+    let f = facts("rocblas", "rocblas_ctrsm_64");
+    let lines: std::collections::BTreeSet<u32> = f
+        .facts
+        .iter()
+        .filter(|x| {
+            x.kind == FactKind::Launch && x.file == "library/src/blas3/rocblas_gemm_source.hpp"
+        })
+        .map(|x| x.line)
+        .collect();
+    for never in [796, 802, 713, 719, 710] {
+        assert!(!lines.contains(&never), "{never} in {lines:?}");
+    }
+    for runs in [799, 805, 716, 722] {
+        assert!(lines.contains(&runs), "{runs} not in {lines:?}");
+    }
+}

@@ -72,6 +72,7 @@ fn def_id(n: &crate::model::GraphNode) -> DefId {
 
 /// One place a function is called or a kernel launched: the template arguments
 /// written there and the call's arguments.
+#[derive(Clone)]
 struct Site {
     at: usize,
     template_args: Vec<String>,
@@ -614,7 +615,12 @@ impl<'a> Binder<'a> {
                 every_site_read = false;
                 break;
             }
-            for s in sites.iter().filter(|s| kernel_node || own.viable(s)) {
+            let sites: Vec<Site> = sites
+                .iter()
+                .filter(|s| kernel_node || own.viable(s))
+                .flat_map(|s| by_shared_test(s, &self.env_at(c, s.at)))
+                .collect();
+            for s in &sites {
                 let cenv = self.env_at(c, s.at);
                 // A call this API never makes (`if constexpr(rocblas_is_complex<T> &&
                 // CONJ)` for a real type) sets nothing.
@@ -889,9 +895,76 @@ fn agree(
     out
 }
 
+/// A site whose arguments pick between two values by one test the caller cannot
+/// decide, as two sites: one per arm. trsm's `LEFT ? transA : none` and `LEFT ? none :
+/// transA` then give gemm one operation `none` at each, which two independent sets of
+/// values would not say.
+fn by_shared_test(s: &Site, cenv: &Env) -> Vec<Site> {
+    let arms: Vec<Option<(&str, &str, &str)>> =
+        s.args.iter().map(|a| conditional_arms(a)).collect();
+    let mut tests: BTreeMap<String, usize> = BTreeMap::new();
+    for (t, _, _) in arms.iter().flatten() {
+        *tests.entry(t.split_whitespace().collect()).or_default() += 1;
+    }
+    let Some(shared) = tests
+        .into_iter()
+        .filter(|(_, n)| *n >= 2)
+        .map(|(t, _)| t)
+        .find(|t| matches!(condition(t, cenv), Truth::Open(_)))
+    else {
+        return vec![s.clone()];
+    };
+    [true, false]
+        .into_iter()
+        .map(|holds| {
+            let mut one = s.clone();
+            for (a, arm) in one.args.iter_mut().zip(&arms) {
+                if let Some((t, x, y)) = arm {
+                    if t.split_whitespace().collect::<String>() == shared {
+                        *a = if holds { x } else { y }.trim().to_string();
+                    }
+                }
+            }
+            one
+        })
+        .collect()
+}
+
+/// `(test, then, else)` of an argument that is one conditional expression at its top
+/// level (`LEFT ? transA : rocblas_operation_none`).
+fn conditional_arms(a: &str) -> Option<(&str, &str, &str)> {
+    let b = a.as_bytes();
+    let (mut depth, mut question, mut nested) = (0i32, None, 0);
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b'?' if depth == 0 => match question {
+                None => question = Some(i),
+                Some(_) => nested += 1,
+            },
+            b':' if depth == 0
+                && question.is_some()
+                && b.get(i + 1) != Some(&b':')
+                && (i == 0 || b[i - 1] != b':') =>
+            {
+                if nested > 0 {
+                    nested -= 1;
+                } else {
+                    let q = question?;
+                    return Some((a[..q].trim(), a[q + 1..i].trim(), a[i + 1..].trim()));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The combinations of values the call sites pass for the names they give different
-/// integers (`side=141,trans=111;side=142,trans=113`), where two or more names
-/// differ and the sites are few; `None` where one set per name says all.
+/// integers (`side=141,trans=111;side=142,trans=113`; a name a site gives no integer
+/// is left out of its combination), where two or more names differ and the sites are
+/// few; `None` where one set per name says all.
 fn site_combinations(
     sites: &[BTreeMap<String, i64>],
     agreed: &BTreeMap<String, Value>,
@@ -900,21 +973,25 @@ fn site_combinations(
         .iter()
         .flat_map(|m| m.keys())
         .filter(|k| !agreed.contains_key(*k))
-        .filter(|k| sites.iter().all(|m| m.contains_key(*k)))
         .collect();
     if differing.len() < 2 || sites.len() > 16 {
         return None;
     }
+    // A name a site gives no integer is left out of its combination: any value there.
     let combos: BTreeSet<String> = sites
         .iter()
         .map(|m| {
             differing
                 .iter()
-                .map(|k| format!("{k}={}", m[*k]))
+                .filter_map(|k| Some(format!("{k}={}", m.get(*k)?)))
                 .collect::<Vec<_>>()
                 .join(",")
         })
         .collect();
+    // A site that fixes none of them rules nothing out.
+    if combos.contains("") {
+        return None;
+    }
     Some(combos.into_iter().collect::<Vec<_>>().join(";"))
 }
 
