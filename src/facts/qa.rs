@@ -647,6 +647,55 @@ fn led_unit<'a>(
     out
 }
 
+/// A list whose order is its answer (the tests an API makes before any launch), in
+/// parts that fit, each scoped by where it starts and stops in that order: a part
+/// scoped by function would miss a function's later tests that fall in the next part
+/// (sygvdx's impl checks the handle first and the allocation after the argument check).
+fn ordered_unit<'a>(
+    template: &'static Template,
+    (lead, about): (String, Vec<&'a Fact>),
+    stated: Vec<(String, Vec<&'a Fact>)>,
+) -> Vec<Unit<'a>> {
+    if stated.is_empty() || fits(&stated, &lead) {
+        return led_unit(template, "", (lead, about), stated);
+    }
+    let mut parts: Vec<Vec<(String, Vec<&'a Fact>)>> = vec![Vec::new()];
+    for s in stated {
+        let last = parts.last_mut().expect("one part");
+        let mut with = last.clone();
+        with.push(s.clone());
+        if !last.is_empty() && !fits(&with, &lead) {
+            parts.push(vec![s]);
+        } else {
+            last.push(s);
+        }
+    }
+    let end_of = |part: &[(String, Vec<&Fact>)]| {
+        part.last()
+            .and_then(|(_, f)| f.first())
+            .map(|f| at(f))
+            .unwrap_or_default()
+    };
+    let n = parts.len();
+    let mut out = Vec::new();
+    let mut before: Option<String> = None;
+    for (k, part) in parts.into_iter().enumerate() {
+        let end = end_of(&part);
+        let scope = match (&before, k + 1 == n) {
+            (None, _) => format!("the tests that run first, up to the one at {end}"),
+            (Some(b), true) => format!("the tests after the one at {b}"),
+            (Some(b), false) => format!("the tests after the one at {b}, up to the one at {end}"),
+        };
+        let mut units = led_unit(template, "", (lead.clone(), about.clone()), part);
+        for u in &mut units {
+            u.scope = scope.clone();
+        }
+        out.extend(units);
+        before = Some(end);
+    }
+    out
+}
+
 /// The scope of sentences about one function's code: its name and the lines they cite.
 fn lines_scope(function: &str, piece: &[(String, Vec<&Fact>)]) -> String {
     let facts = piece.iter().flat_map(|(_, f)| f.iter());
@@ -1650,7 +1699,7 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
                 .collect()
         });
         stated.extend(first_launch_line(af));
-        out.extend(led_unit(&EARLY_RETURNS, "", lead, stated));
+        out.extend(ordered_unit(&EARLY_RETURNS, lead, stated));
     }
     // Everything the pointer mode decides, each fact worded as its kind is.
     let pm: Vec<&Fact> = af
@@ -2551,6 +2600,48 @@ mod tests {
             condition_sites: Vec::new(),
             order: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_long_ordered_list_is_scoped_by_where_each_part_starts_and_stops() {
+        // sygvdx: the impl's handle test, eleven argument checks, then the impl's
+        // allocation test. Scoped by function, the first part would claim all of the
+        // impl's tests and leave its allocation test to the second.
+        let test = |function: &str, line: u32| {
+            let mut f = fact(
+                FactKind::ArgCheck,
+                &[
+                    ("status", "rocblas_status_invalid_size"),
+                    ("condition", "n < 0"),
+                ],
+                &[],
+            );
+            f.function = function.into();
+            f.line = line;
+            f.end_line = line;
+            f
+        };
+        let facts: Vec<Fact> = std::iter::once(test("impl", 58))
+            .chain((0..11).map(|k| test("argCheck", 64 + 2 * k)))
+            .chain([test("impl", 109)])
+            .collect();
+        let stated: Vec<(String, Vec<&Fact>)> = facts
+            .iter()
+            .map(|f| (format!("`{}` returns at {}", f.function, f.line), vec![f]))
+            .collect();
+        let units = ordered_unit(&EARLY_RETURNS, (String::new(), Vec::new()), stated);
+        assert_eq!(units.len(), 2);
+        let file = "library/src/auxiliary/rocauxiliary_bdsqr.hpp";
+        assert_eq!(
+            units[0].scope,
+            format!("the tests that run first, up to the one at {file}:84")
+        );
+        assert_eq!(
+            units[1].scope,
+            format!("the tests after the one at {file}:84")
+        );
+        assert_eq!(units[0].facts.len() + units[1].facts.len(), 13);
+        assert!(units[1].body.contains("returns at 109"));
     }
 
     fn form(api: &str, variants: &[&str], params: &str, facts: Vec<Fact>) -> ApiFacts {

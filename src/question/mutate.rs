@@ -216,10 +216,12 @@ fn bound_checks(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<Si
             let Some(write) = written_with(&covered, |w| {
                 w == &c[1] || (early_return && thread.contains(w))
             })
-            .filter(|w| {
+            .filter(|(w, at)| {
                 let sub = w.split_once('[').map_or("", |x| x.1);
-                early_return || words(&left).all(|x| words(sub).any(|y| y == x))
-            }) else {
+                (early_return || words(&left).all(|x| words(sub).any(|y| y == x)))
+                    && !(in_loop && empty_at_bound(&covered, *at, &left, &right))
+            })
+            .map(|(w, _)| w) else {
                 continue;
             };
             // The kernel writes element `right` itself (`Lp[n] = nnzL;`): the element
@@ -300,8 +302,8 @@ fn covered_text(lines: &[ShownLine], k: usize, at: usize, early_return: bool) ->
 }
 
 /// The first write through a subscript (`A[i + j * lda] =`, `+=`, ...) in `code` whose
-/// subscript has a word `uses` accepts, as written.
-fn written_with(code: &str, uses: impl Fn(&str) -> bool) -> Option<String> {
+/// subscript has a word `uses` accepts, as written, and where it starts.
+fn written_with(code: &str, uses: impl Fn(&str) -> bool) -> Option<(String, usize)> {
     static WRITE: OnceLock<Regex> = OnceLock::new();
     let write = re(
         &WRITE,
@@ -310,7 +312,35 @@ fn written_with(code: &str, uses: impl Fn(&str) -> bool) -> Option<String> {
     write
         .captures_iter(code)
         .find(|c| words(&c[2]).any(&uses))
-        .map(|c| format!("{}[{}]", &c[1], c[2].trim()))
+        .map(|c| {
+            (
+                format!("{}[{}]", &c[1], c[2].trim()),
+                c.get(0).map_or(0, |m| m.start()),
+            )
+        })
+}
+
+/// Whether the code at `at` of `body` sits in an inner loop that starts at `left` and
+/// stops before `right` (`for(i = j; i < n; i++)`): the step in which `left` reaches
+/// `right` runs it zero times (sytf2's rank-2 update, roclapack_sytf2.hpp:354).
+fn empty_at_bound(body: &str, at: usize, left: &str, right: &str) -> bool {
+    static INNER: OnceLock<Regex> = OnceLock::new();
+    let inner = re(
+        &INNER,
+        r"\bfor\s*\(\s*(?:[\w:]+\s+)*([A-Za-z_]\w*)\s*=\s*([^;]+);\s*([A-Za-z_]\w*)\s*<\s*([^;=]+);",
+    );
+    let squash = |t: &str| t.split_whitespace().collect::<String>();
+    let b = body.as_bytes();
+    inner.captures_iter(&body[..at.min(body.len())]).any(|c| {
+        let whole = c.get(0).expect("match");
+        let Some(open) = body[whole.start()..].find('(').map(|x| x + whole.start()) else {
+            return false;
+        };
+        let inside = closing(b, open, b'(', b')')
+            .and_then(|close| statement_end(b, close + 1))
+            .is_some_and(|end| at <= end);
+        inside && c[1] == c[3] && squash(&c[2]) == squash(left) && squash(&c[4]) == squash(right)
+    })
 }
 
 /// Whether the expression starting at `at` is the condition of a `for` or `while`
@@ -661,6 +691,141 @@ fn statement_end(b: &[u8], from: usize) -> Option<usize> {
         .map(|x| x + start)
 }
 
+/// Per dimension (x, y, z): whether every launch of `kernel` the slice shows runs one
+/// block of one thread there (`dim3(1, blocks, batch_count), dim3(1, 64, 1)`,
+/// rocauxiliary_lacgv.hpp:116). All false where no launch is shown.
+fn single_thread_dims<'p>(pieces: impl Iterator<Item = &'p SlicePiece>, kernel: &str) -> [bool; 3] {
+    static LAUNCH: OnceLock<Regex> = OnceLock::new();
+    let launch = re(
+        &LAUNCH,
+        r"(?:LAUNCH_KERNEL|hipLaunchKernelGGL)\s*\(\s*(?:HIP_KERNEL_NAME\s*\()?\s*([A-Za-z_]\w*)",
+    );
+    let mut seen = false;
+    let mut single = [true; 3];
+    for p in pieces.filter(|p| p.role != PieceRole::Kernel) {
+        let code: String = shown_lines(p)
+            .iter()
+            .map(|l| code_part(l.text))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for c in launch.captures_iter(&code) {
+            if &c[1] != kernel {
+                continue;
+            }
+            let rest = &code[c.get(1).expect("group").end()..];
+            let args = top_level_args(rest);
+            let (Some(grid), Some(block)) = (args.first(), args.get(1)) else {
+                return [false; 3];
+            };
+            seen = true;
+            for arg in [grid, block] {
+                let dims = dim3_parts(arg, &code);
+                for (d, one) in single.iter_mut().enumerate() {
+                    *one &= dims.get(d).map_or(d > 0 && dims.len() == 1, |x| x == "1");
+                }
+            }
+        }
+    }
+    if seen {
+        single
+    } else {
+        [false; 3]
+    }
+}
+
+/// The launch arguments after the kernel's name (and its template arguments): the text
+/// split at top-level commas up to the closing parenthesis of the launch.
+fn top_level_args(rest: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut depth, mut angle, mut cur) = (0i32, 0i32, String::new());
+    for ch in rest.chars() {
+        match ch {
+            '<' if depth == 0 && out.is_empty() && cur.trim().is_empty() => angle += 1,
+            '>' if angle > 0 => angle -= 1,
+            _ if angle > 0 => {}
+            '(' | '[' | '{' => {
+                depth += 1;
+                cur.push(ch);
+            }
+            ')' | ']' | '}' => {
+                depth -= 1;
+                if depth < 0 {
+                    break;
+                }
+                cur.push(ch);
+            }
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur).trim().to_string());
+            }
+            _ => cur.push(ch),
+        }
+    }
+    let last = cur.trim();
+    if !last.is_empty() {
+        out.push(last.to_string());
+    }
+    // The kernel's own closing parenthesis (`HIP_KERNEL_NAME(k<T>)`) leaves an empty
+    // first part.
+    if out.first().is_some_and(|x| x.is_empty() || x == ")") {
+        out.remove(0);
+    }
+    out
+}
+
+/// The x, y, z parts of a launch dimension: `dim3(1, b)` -> `["1", "b", "1"]`; a
+/// name declared `dim3 grid(1, b)` in `code` is read there; any other expression is
+/// its x part alone (`["blocks"]`: y and z are 1).
+fn dim3_parts(arg: &str, code: &str) -> Vec<String> {
+    let parts = |inner: &str| {
+        let mut v: Vec<String> = inner.split(',').map(|x| x.trim().to_string()).collect();
+        v.resize(3, "1".to_string());
+        v
+    };
+    let a = arg.trim();
+    if let Some(inner) = a.strip_prefix("dim3").map(str::trim) {
+        if let Some(inner) = inner.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
+            return parts(inner);
+        }
+    }
+    if a.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        let decl = Regex::new(&format!(r"\bdim3\s+{}\s*\(([^;()]*)\)", regex::escape(a)))
+            .expect("escaped name");
+        if let Some(c) = decl.captures(code) {
+            return parts(&c[1]);
+        }
+    }
+    vec![a.to_string()]
+}
+
+/// Names of the kernel assigned a thread's global index in a dimension where every
+/// launch runs one thread (`i = hipBlockIdx_x * hipBlockDim_x + hipThreadIdx_x` with a
+/// grid and a block of x size 1): zero in every thread, so no bound on them is off by
+/// one for any thread.
+fn zero_indices(lines: &[ShownLine], single: [bool; 3]) -> BTreeSet<String> {
+    static INDEX: OnceLock<Regex> = OnceLock::new();
+    let index = re(
+        &INDEX,
+        r"\b([A-Za-z_]\w*)\s*=\s*(?:(?:hipBlockIdx_|blockIdx\.)([xyz])\s*\*\s*(?:hipBlockDim_|blockDim\.)([xyz])\s*\+\s*)?(?:hipThreadIdx_|threadIdx\.)([xyz])\s*;",
+    );
+    let dim = |d: &str| match d {
+        "x" => 0,
+        "y" => 1,
+        _ => 2,
+    };
+    lines
+        .iter()
+        .flat_map(|l| index.captures_iter(code_part(l.text)))
+        .filter(|c| {
+            let d = dim(&c[4]);
+            single[d]
+                && [c.get(2), c.get(3)]
+                    .iter()
+                    .all(|g| g.is_none_or(|g| dim(g.as_str()) == d))
+        })
+        .map(|c| c[1].to_string())
+        .collect()
+}
+
 /// A bug to plant in the slice's target kernel, chosen by a hash of the slice id, and
 /// the slice as the prompt shows it with the bug in place. `None` when the target
 /// offers no change this module makes, or the changed line would give itself away
@@ -680,10 +845,14 @@ pub fn plant(s: &Slice) -> Option<(Mutation, Slice)> {
                     && calls.contains(s.pieces[j].name.as_str()))
         })
         .collect();
+    let single = single_thread_dims(s.pieces.iter(), &s.pieces[k].name);
     let mut sites: Vec<(usize, Site)> = Vec::new();
     for &j in &candidates {
         let lines = shown_lines(&s.pieces[j]);
-        let thread = thread_names(&lines);
+        let mut thread = thread_names(&lines);
+        for z in zero_indices(&lines, single) {
+            thread.remove(&z);
+        }
         let mut found = Vec::new();
         bound_checks(&lines, &thread, &mut found);
         accumulations(&lines, &thread, &mut found);
@@ -989,6 +1158,78 @@ mod tests {
             "        z[i] = ac;",
         ]);
         assert_eq!(lines_of(&s, "bound-check"), [3]);
+    }
+
+    #[test]
+    fn a_step_whose_writes_sit_in_a_loop_it_empties_is_not_planted() {
+        // sytf2's rank-2 update (roclapack_sytf2.hpp:350-356): with `j <= n` the step
+        // j = n runs `for(i = j; i < n; i++)` zero times, so it writes nothing.
+        let s = sites_of(&[
+            "    for(j = k + 2 + tid; j < n; j += MAX_THDS)",
+            "    {",
+            "        wk = d21 * A[j + k * lda];",
+            "        for(i = j; i < n; i++)",
+            "            A[i + j * lda] = A[i + j * lda] - wk;",
+            "    }",
+            "    for(j = k + 2 + tid; j < n; j += MAX_THDS)",
+            "    {",
+            "        A[j + k * lda] = wk;",
+            "    }",
+        ]);
+        assert_eq!(lines_of(&s, "bound-check"), [4, 7]);
+    }
+
+    #[test]
+    fn an_index_every_launch_holds_at_zero_takes_no_bound_bug() {
+        // lacgv launches conj_in_place with x sizes 1 and 1 (rocauxiliary_lacgv.hpp:116),
+        // so `i` is 0 in every thread and `i <= m` lets no thread more through; `j`
+        // spans 64 threads a block.
+        let kernel = [
+            "    I i = hipBlockIdx_x * hipBlockDim_x + hipThreadIdx_x;",
+            "    I j = hipBlockIdx_y * hipBlockDim_y + hipThreadIdx_y;",
+            "    if(i < m && j < n)",
+            "        Ap[i + j * lda] = conj(Ap[i + j * lda]);",
+        ];
+        let lines: Vec<ShownLine> = kernel
+            .iter()
+            .enumerate()
+            .map(|(k, t)| line(k as u32 + 1, t))
+            .collect();
+        let launcher = |text: &str| SlicePiece {
+            role: PieceRole::Launcher,
+            part: Default::default(),
+            name: "rocsolver_lacgv_template".into(),
+            lib: "rocsolver".into(),
+            file: "library/src/auxiliary/rocauxiliary_lacgv.hpp".into(),
+            start: 110,
+            end: 120,
+            sha256: String::new(),
+            depth: 1,
+            tokens: 0,
+            text: text
+                .lines()
+                .enumerate()
+                .map(|(k, t)| numbered_line(110 + k as u32, t))
+                .collect(),
+        };
+        let lacgv = launcher(
+            "    ROCSOLVER_LAUNCH_KERNEL(conj_in_place<T>, dim3(1, blocks, batch_count), dim3(1, 64, 1), 0,\n\
+                     stream, (I)1, n, x, offset, incx, stridex);",
+        );
+        let single = single_thread_dims(std::iter::once(&lacgv), "conj_in_place");
+        assert_eq!(single, [true, false, false]);
+        assert_eq!(
+            zero_indices(&lines, single),
+            BTreeSet::from(["i".to_string()])
+        );
+        // A launch with more than one block in x leaves `i` to the threads.
+        let wide = launcher(
+            "    dim3 grid(blocks, 1);\n    ROCSOLVER_LAUNCH_KERNEL(conj_in_place<T>, grid, dim3(64), 0, stream, m, n);",
+        );
+        assert_eq!(
+            single_thread_dims(std::iter::once(&wide), "conj_in_place"),
+            [false, true, true]
+        );
     }
 
     #[test]
