@@ -2861,7 +2861,7 @@ fn locals(text: &str, base: usize, stmt_of: StmtOf, env: &mut Env, out: &mut Vec
 /// Records that local `name` stands for the test `init` from offset `end` on, where
 /// `init` is a plain test.
 fn define_test(name: &str, init: &str, end: usize, env: &mut Env, out: &mut Vec<Local>) {
-    if !is_plain_test(init) {
+    if !is_plain_test(init) && !partly_plain(init) {
         return;
     }
     let def = format!("{DEFINED}{name}");
@@ -2873,6 +2873,25 @@ fn define_test(name: &str, init: &str, end: usize, env: &mut Env, out: &mut Vec<
         value: test,
         is_type: false,
     });
+}
+
+/// A chain of `||` (or of `&&`) one of whose operands is a flag or a plain test, the
+/// others calls or casts: the plain part may decide it where the calls stay open
+/// (rocblas_gemv_kernels.cpp:159's `i64_indices = i64_incs || size_t(n) * lda > ...`
+/// is true wherever `i64_incs` is).
+fn partly_plain(e: &str) -> bool {
+    let e = e.trim();
+    if e.contains(['[', '{']) || super::eval::split_top(e, "?").len() > 1 {
+        return false;
+    }
+    ["||", "&&"].iter().any(|op| {
+        let parts = super::eval::split_top(e, op);
+        parts.len() >= 2
+            && parts.iter().any(|p| {
+                let p = p.trim();
+                is_plain_test(p) || (!p.is_empty() && p.bytes().all(is_ident))
+            })
+    })
 }
 
 /// A comparison or logical test of names and numbers, with no call in it: what a

@@ -96,13 +96,92 @@ pub fn condition(cond: &str, env: &Env) -> Truth {
         // A constant test named in it may decide what its name alone does not.
         Truth::Open(r) => match expanded(cond, env) {
             Some(e) => match condition_as_written(&e, env) {
-                Truth::Open(_) => by_cases(&e, env).unwrap_or(Truth::Open(r)),
+                Truth::Open(_) => by_cases(&e, env)
+                    .or_else(|| refuted(&e, env))
+                    .unwrap_or(Truth::Open(r)),
                 t => t,
             },
-            None => by_cases(cond, env).unwrap_or(Truth::Open(r)),
+            None => by_cases(cond, env)
+                .or_else(|| refuted(cond, env))
+                .unwrap_or(Truth::Open(r)),
         },
         t => t,
     }
+}
+
+/// False where a held `not (A && B && ...)` has every one of its tests hold once
+/// `cond`'s do: the argument check returned success for `pointer_mode == host &&
+/// *alpha == 0 && *beta == 1` (rocblas_gemv.hpp:70-73), so the launcher's host-mode
+/// `!*alpha && *beta == 1` (rocblas_gemv_kernels.cpp:255) cannot hold.
+fn refuted(cond: &str, env: &Env) -> Option<Truth> {
+    let negated: Vec<&str> = env
+        .values
+        .range(format!("{HOLDS}not (")..format!("{HOLDS}not )"))
+        .map(|(k, _)| &k[HOLDS.len()..])
+        .filter(|k| k.contains("&&"))
+        .take(8)
+        .collect();
+    if negated.is_empty() {
+        return None;
+    }
+    let mut with = env.clone();
+    let c = without_parens(cond.trim());
+    for part in split_top(c, "&&") {
+        let part = without_parens(part.trim());
+        with.values
+            .insert(format!("{HOLDS}{part}"), Value::Bool(true));
+        // `!*alpha` is `*alpha == 0`.
+        if let Some(x) = part.strip_prefix('!').filter(|x| !x.starts_with('(')) {
+            with.values
+                .insert(format!("{HOLDS}{} == 0", x.trim()), Value::Bool(true));
+        }
+        for (name, op, k) in comparisons(part, true) {
+            with.values
+                .insert(format!("{HOLDS}{name} {op} {k}"), Value::Bool(true));
+        }
+    }
+    // The pointer mode is one of two: not the one is the other.
+    let modes = ["rocblas_pointer_mode_host", "rocblas_pointer_mode_device"];
+    let held_not: Vec<(String, &str)> = with
+        .values
+        .keys()
+        .filter_map(|k| {
+            k.strip_prefix(HOLDS)?
+                .strip_prefix("not (")?
+                .strip_suffix(')')
+        })
+        .filter_map(|t| {
+            let (x, m) = t.split_once(" == ")?;
+            let other = match m.trim() {
+                "rocblas_pointer_mode_host" => modes[1],
+                "rocblas_pointer_mode_device" => modes[0],
+                _ => return None,
+            };
+            Some((x.trim().to_string(), other))
+        })
+        .collect();
+    for (x, other) in held_not {
+        with.values
+            .insert(format!("{HOLDS}{x} == {other}"), Value::Bool(true));
+    }
+    for n in negated {
+        let Some(body) = n.strip_prefix("not (").and_then(|r| r.strip_suffix(')')) else {
+            continue;
+        };
+        let atoms = split_top(body, "&&");
+        if atoms.len() < 2 {
+            continue;
+        }
+        let mut probe = with.clone();
+        probe.values.remove(&format!("{HOLDS}{n}"));
+        if atoms
+            .iter()
+            .all(|a| condition_as_written(without_parens(a.trim()), &probe) == Truth::True)
+        {
+            return Some(Truth::False);
+        }
+    }
+    None
 }
 
 /// `cond` decided under each arm of a held disjunction of compound tests, where every
@@ -240,6 +319,24 @@ fn held(c: &str, env: &Env) -> Option<bool> {
     }
     if env.values.contains_key(&format!("{HOLDS}not ({c})")) {
         return Some(false);
+    }
+    // A flag's test written either way: `!x` is `not (x)`, and `not (!x)` is `x`.
+    let holds = |t: String| env.values.contains_key(&format!("{HOLDS}{t}"));
+    if is_name(c) {
+        if holds(format!("not (!{c})")) {
+            return Some(true);
+        }
+        if holds(format!("!{c}")) {
+            return Some(false);
+        }
+    }
+    if let Some(x) = c.strip_prefix('!').map(str::trim).filter(|x| is_name(x)) {
+        if holds(format!("not ({x})")) {
+            return Some(true);
+        }
+        if holds(x.to_string()) {
+            return Some(false);
+        }
     }
     let inner = c.strip_prefix("not (").and_then(|r| r.strip_suffix(')'))?;
     let balanced = inner.chars().try_fold(0i32, |d, ch| {
@@ -566,7 +663,7 @@ fn is_name(s: &str) -> bool {
 }
 
 /// `c` cut at each `op` outside brackets.
-fn split_top<'c>(c: &'c str, op: &str) -> Vec<&'c str> {
+pub fn split_top<'c>(c: &'c str, op: &str) -> Vec<&'c str> {
     let mut parts = Vec::new();
     let (mut depth, mut from) = (0i32, 0);
     let b = c.as_bytes();
@@ -1458,6 +1555,22 @@ impl<'a> Parser<'a> {
                 }
                 _ => {}
             }
+            // A flag tested on its own, which the conditions held so far decide
+            // (`i64_incs` where `not (!i64_incs)` held, inside the `!(i64_incs || ...)`
+            // a local `i64_indices` stands for).
+            let logical = |t: Option<&Tok>| match t {
+                None => true,
+                Some(Tok::Op(o)) => matches!(*o, "&&" | "||" | "!" | "?" | ":"),
+                Some(Tok::Open(_)) | Some(Tok::Close(_)) => true,
+                _ => false,
+            };
+            let before = start.checked_sub(1).and_then(|k| self.t.get(k));
+            if logical(self.peek()) && logical(before) {
+                if let Some(b) = held(&last, self.env) {
+                    self.touched = true;
+                    return Node::Bool(b);
+                }
+            }
         }
         Node::Open(self.text(start, self.i), false)
     }
@@ -1837,6 +1950,47 @@ mod tests {
                 .collect(),
             params: params.iter().map(|p| p.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn a_flag_held_through_its_negated_negation_decides_a_test_defined_from_it() {
+        // rocblas_gemv_kernels.cpp:156-162: `i64_indices = i64_incs || ...`, so on the
+        // path where `not (!i64_incs)` held, `!i64_indices` is false.
+        let e = env(
+            &[
+                (
+                    "=i64_indices",
+                    Value::Type("i64_incs || size_t(n) * lda > c_i32_max".into()),
+                ),
+                ("!not (!i64_incs)", Value::Bool(true)),
+            ],
+            &[],
+        );
+        assert_eq!(condition("!i64_indices", &e), Truth::False);
+        assert_eq!(condition("i64_incs", &e), Truth::True);
+        assert_eq!(condition("!i64_incs", &e), Truth::False);
+    }
+
+    #[test]
+    fn a_test_whose_every_part_an_earlier_return_took_is_false() {
+        // rocblas_gemv.hpp:70-73 returned for host mode with alpha 0 and beta 1; the
+        // launcher's host-mode `!*alpha && *beta == 1` (rocblas_gemv_kernels.cpp:255)
+        // cannot hold past it.
+        let e = env(
+            &[
+                (
+                    "!not (handle->pointer_mode == rocblas_pointer_mode_host && *alpha == 0 && *beta == 1)",
+                    Value::Bool(true),
+                ),
+                (
+                    "!not (handle->pointer_mode == rocblas_pointer_mode_device)",
+                    Value::Bool(true),
+                ),
+            ],
+            &[],
+        );
+        assert_eq!(condition("!*alpha && *beta == 1", &e), Truth::False);
+        assert!(matches!(condition("*beta == 1", &e), Truth::Open(_)));
     }
 
     #[test]

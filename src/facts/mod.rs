@@ -1949,7 +1949,15 @@ impl<'a> FactReader<'a> {
             let Ok(mut open) = decided(outer, &env) else {
                 continue;
             };
-            let check = match condition(check, &env) {
+            // The test is read where the tests around it held (the launcher's host-mode
+            // branch, past the argument check's host-mode return).
+            let mut around = env.clone();
+            for c in &open {
+                around
+                    .values
+                    .insert(format!("{}{c}", eval::HOLDS), eval::Value::Bool(true));
+            }
+            let check = match condition(check, &around) {
                 Truth::False => continue,
                 Truth::True => check.clone(),
                 Truth::Open(r) => r,
@@ -2055,6 +2063,9 @@ impl<'a> FactReader<'a> {
         for c in d.runtime.captures_iter(body) {
             let m = c.get(1).expect("group");
             let at = b.open + m.start();
+            if unevaluated(body, m.start()) {
+                continue;
+            }
             let env = binder.env_at(i, at);
             if earlier_return_taken(&t, &b, at, &env).is_some() {
                 continue;
@@ -2562,6 +2573,43 @@ fn paren_receiver(c: &str) -> std::borrow::Cow<'_, str> {
     RECEIVER
         .get_or_init(|| Regex::new(r"\(\s*(\w+)\s*\)\s*(->|\.)").expect("static regex"))
         .replace_all(c, "$1$2")
+}
+
+/// Whether offset `at` of `code` sits in an operand that is never evaluated
+/// (`decltype(handle->device_malloc(0))`, rocblas_trsm_kernels.hpp:1897, names a type:
+/// nothing is allocated there), looking out through the parentheses around it to the
+/// statement's start.
+fn unevaluated(code: &str, at: usize) -> bool {
+    let b = code.as_bytes();
+    let mut depth = 0usize;
+    let mut k = at.min(b.len());
+    while k > 0 {
+        k -= 1;
+        match b[k] {
+            b')' => depth += 1,
+            b'(' if depth > 0 => depth -= 1,
+            b'(' => {
+                let word: String = code[..k]
+                    .trim_end()
+                    .chars()
+                    .rev()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                if matches!(
+                    word.as_str(),
+                    "decltype" | "sizeof" | "alignof" | "noexcept" | "typeid"
+                ) {
+                    return true;
+                }
+            }
+            b';' | b'{' | b'}' if depth == 0 => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 fn decided(conds: &[String], env: &eval::Env) -> Result<Vec<String>, String> {
@@ -3361,6 +3409,16 @@ fn return_type(head: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_in_an_unevaluated_operand_is_not_made() {
+        let code = "auto& w = static_cast<decltype(handle->device_malloc(0))&>(w_mem); auto m = handle->device_malloc(n);";
+        let first = code.find("device_malloc").unwrap();
+        let second = code.rfind("device_malloc").unwrap();
+        assert!(unevaluated(code, first));
+        assert!(!unevaluated(code, second));
+        assert!(unevaluated("x = sizeof(f(a)) + 1;", 11));
+    }
 
     #[test]
     fn conditions_on_one_path_are_read_together_and_against_the_pairs_callers_pass() {

@@ -1413,11 +1413,28 @@ fn launches_in_its_block(af: &ApiFacts, r: &Fact) -> bool {
 fn first_launch_line(af: &ApiFacts) -> Option<(String, Vec<&Fact>)> {
     let launch = first_sure_launch(af)?;
     let kernel = code(slot(launch, "kernel").unwrap_or(&launch.subject));
-    let mut line = format!(
-        "The first kernel launch ends the list: {} launches {kernel} ({})",
-        code(&launch.function),
-        at(launch)
-    );
+    // A launch under a test may run before it (latrd's init_scalars launches `iota_n`
+    // where it has scalars to set, before the first launch that always runs).
+    let earlier = af
+        .facts
+        .iter()
+        .filter(|f| f.kind == FactKind::Launch && !f.order.is_empty() && f.order < launch.order)
+        .min_by(|a, b| a.order.cmp(&b.order));
+    let mut line = match earlier {
+        None => format!(
+            "The first kernel launch ends the list: {} launches {kernel} ({})",
+            code(&launch.function),
+            at(launch)
+        ),
+        Some(e) => format!(
+            "The list ends at the first launch made whatever the arguments, {} launching {kernel} ({}); launches under a test can come before it, the first of them {} launching {} ({})",
+            code(&launch.function),
+            at(launch),
+            code(&e.function),
+            code(slot(e, "kernel").unwrap_or(&e.subject)),
+            at(e)
+        ),
+    };
     // A return of a function no deeper than the launching one, past the launch.
     let next = kinds(af, &[FactKind::ArgCheck, FactKind::QuickReturn])
         .into_iter()
