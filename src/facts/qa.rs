@@ -1446,7 +1446,8 @@ fn first_launch_line(af: &ApiFacts) -> Option<(String, Vec<&Fact>)> {
                 && !numerics_checking(f)
         })
         .min_by(|a, b| a.order.cmp(&b.order));
-    let mut facts = vec![launch];
+    // The earlier launch is cited too, so its code is shown.
+    let mut facts: Vec<&Fact> = std::iter::once(launch).chain(earlier).collect();
     match next.and_then(|f| Some((f, slot(f, "condition")?, slot(f, "status")?))) {
         Some((f, cond, status)) => {
             line.push_str(&format!(
