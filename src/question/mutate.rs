@@ -937,6 +937,14 @@ mod tests {
         ShownLine { number, text }
     }
 
+    /// Code lines numbered from 1.
+    fn numbered<'a>(code: &[&'a str]) -> Vec<ShownLine<'a>> {
+        code.iter()
+            .enumerate()
+            .map(|(i, t)| line(i as u32 + 1, t))
+            .collect()
+    }
+
     /// The lines of the sites of one kind.
     fn lines_of(sites: &[Site], kind: &str) -> Vec<u32> {
         sites
@@ -947,11 +955,7 @@ mod tests {
     }
 
     fn sites_of(code: &[&str]) -> Vec<Site> {
-        let lines: Vec<ShownLine> = code
-            .iter()
-            .enumerate()
-            .map(|(i, t)| line(i as u32 + 1, t))
-            .collect();
+        let lines = numbered(code);
         let thread = thread_names(&lines);
         let mut out = Vec::new();
         bound_checks(&lines, &thread, &mut out);
@@ -1190,11 +1194,7 @@ mod tests {
             "    if(i < m && j < n)",
             "        Ap[i + j * lda] = conj(Ap[i + j * lda]);",
         ];
-        let lines: Vec<ShownLine> = kernel
-            .iter()
-            .enumerate()
-            .map(|(k, t)| line(k as u32 + 1, t))
-            .collect();
+        let lines = numbered(&kernel);
         let launcher = |text: &str| SlicePiece {
             role: PieceRole::Launcher,
             part: Default::default(),
@@ -1304,11 +1304,7 @@ mod tests {
             "#endif",
             "    if(tid < k) z[tid] = 1;",
         ];
-        let lines: Vec<ShownLine> = code
-            .iter()
-            .enumerate()
-            .map(|(i, t)| line(i as u32 + 1, t))
-            .collect();
+        let lines = numbered(&code);
         let got = conditional_lines(&lines);
         assert_eq!(
             got.into_iter().collect::<Vec<_>>(),
