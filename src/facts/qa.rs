@@ -2805,11 +2805,14 @@ mod tests {
             .map(|f| f.values["condition"].as_str())
             .collect();
         assert_eq!(order, ["!result", "n <= 0 || incx <= 0", "!x", "!w_mem"]);
-        // The list names where it ends: the launch at :120, then the return past it.
+        // The list names where it ends: the launch at :120, the launch under a test
+        // that may come before it (cited, so its code is shown), then the return past
+        // it.
         let (end, cited) = first_launch_line(&af).expect("a launch");
-        assert_eq!(cited.len(), 2, "{end}");
+        assert_eq!(cited.len(), 3, "{end}");
+        assert_eq!(cited[1].order, [1, 80]);
         assert!(
-            end.contains("launches")
+            end.contains("launches under a test can come before it")
                 && end.ends_with("if `done` (library/src/auxiliary/rocauxiliary_bdsqr.hpp:130)."),
             "{end}"
         );
