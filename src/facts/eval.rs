@@ -248,6 +248,77 @@ fn without_parens(x: &str) -> &str {
     x
 }
 
+/// What tests that all hold (`held`, each as the scanner writes it) decide of `test`
+/// alone, with no other value known: an answer states `n % 16 != 0` and `trans ==
+/// transpose && uplo == upper`, so `not ((n % 32 == 0) && (k % 8 == 0))` and `not
+/// (trans == transpose && uplo == lower)` say nothing more and are left out of it.
+pub fn decided_by(held: &[&str], test: &str) -> Option<bool> {
+    let mut env = Env::default();
+    let mut atoms: Vec<&str> = Vec::new();
+    for h in held {
+        let h = without_parens(h.trim());
+        env.values.insert(format!("{HOLDS}{h}"), Value::Bool(true));
+        let parts = split_top(h, "&&");
+        if parts.len() > 1 {
+            for p in parts {
+                let p = without_parens(p.trim());
+                env.values.insert(format!("{HOLDS}{p}"), Value::Bool(true));
+                atoms.push(p);
+            }
+        } else {
+            atoms.push(h);
+        }
+    }
+    let test = without_parens(test.trim());
+    match condition(test, &env) {
+        Truth::True => return Some(true),
+        Truth::False => return Some(false),
+        Truth::Open(_) => {}
+    }
+    // A remainder test: `n % 32 == 0` cannot hold where `n % 16 != 0` does; a name
+    // equal to one floating literal is not equal to another (`alpha == -1.0` beside
+    // `alpha == 1.0`).
+    split_top(test, "&&")
+        .iter()
+        .any(|c| {
+            let c = without_parens(c.trim());
+            atoms
+                .iter()
+                .any(|h| remainder_refutes(h, c) || other_literal(h, c))
+        })
+        .then_some(false)
+}
+
+/// `held` (`x == 1.0`) and `test` (`x == -1.0`) give one name two different numbers.
+fn other_literal(held: &str, test: &str) -> bool {
+    let parse = |s: &str| -> Option<(String, f64)> {
+        let (x, v) = s.split_once(" == ")?;
+        let x = without_parens(x.trim());
+        is_name(x).then_some(())?;
+        Some((x.to_string(), v.trim().trim_end_matches(['f', 'F']).parse().ok()?))
+    };
+    match (parse(held), parse(test)) {
+        (Some((x, a)), Some((y, b))) => x == y && a != b,
+        _ => false,
+    }
+}
+
+/// `held` (`x % b != 0`) makes `test` (`x % a == 0`, `b` dividing `a`) false.
+fn remainder_refutes(held: &str, test: &str) -> bool {
+    let parse = |s: &str, op: &str| -> Option<(String, i64)> {
+        let (lhs, rhs) = s.split_once(op)?;
+        (rhs.trim() == "0").then_some(())?;
+        let (x, m) = without_parens(lhs.trim()).split_once(" % ")?;
+        let x = without_parens(x.trim());
+        is_name(x).then_some(())?;
+        Some((x.to_string(), m.trim().parse().ok().filter(|m: &i64| *m > 0)?))
+    };
+    match (parse(held, " != "), parse(test, " == ")) {
+        (Some((x, b)), Some((y, a))) => x == y && a % b == 0,
+        _ => false,
+    }
+}
+
 /// `cond` with each constant bool local it names replaced by the test it is set to,
 /// where it names one (`None` otherwise).
 pub fn expanded(cond: &str, env: &Env) -> Option<String> {
@@ -1941,6 +2012,33 @@ fn type_test(name: &str, args: &str, env: &Env) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tests_the_held_ones_settle_are_decided() {
+        add_enumerators("typedef enum rocblas_operation_\n{\n rocblas_operation_none = 111,\n rocblas_operation_transpose = 112,\n rocblas_operation_conjugate_transpose = 113\n} rocblas_operation;\ntypedef enum rocblas_fill_\n{\n rocblas_fill_upper = 121,\n rocblas_fill_lower = 122,\n rocblas_fill_full = 123\n} rocblas_fill;");
+        let held = [
+            "n % 16 != 0",
+            "beta != 0",
+            "(rocblas_operation_transpose == trans) && (rocblas_fill_upper == uplo)",
+        ];
+        for settled in [
+            "(n % 32 == 0) && (k % 8 == 0)",
+            "n % 16 == 0 && k % 16 == 0",
+            "(rocblas_operation_transpose == trans) && (rocblas_fill_lower == uplo)",
+            "(rocblas_operation_none == trans) && (rocblas_fill_upper == uplo)",
+        ] {
+            assert_eq!(decided_by(&held, settled), Some(false), "{settled}");
+        }
+        assert_eq!(decided_by(&held, "rocblas_fill_upper == uplo"), Some(true));
+        let scalars = ["alpha == -1.0 && beta == 0.0"];
+        assert_eq!(decided_by(&scalars, "alpha == 1.0 && beta == 0.0"), Some(false));
+        assert_eq!(decided_by(&scalars, "alpha == -1.0 && beta == 1.0"), Some(false));
+        assert_eq!(decided_by(&scalars, "alpha == -1.0 && k == 1"), None);
+        // Not settled: a test of another name, a remainder the held one does not divide.
+        assert_eq!(decided_by(&held, "k % 8 == 0"), None);
+        assert_eq!(decided_by(&held, "n % 8 == 0"), None);
+        assert_eq!(decided_by(&held, "m > 4 && n % 16 != 0"), None);
+    }
 
     fn env(pairs: &[(&str, Value)], params: &[&str]) -> Env {
         Env {
