@@ -295,7 +295,10 @@ fn other_literal(held: &str, test: &str) -> bool {
         let (x, v) = s.split_once(" == ")?;
         let x = without_parens(x.trim());
         is_name(x).then_some(())?;
-        Some((x.to_string(), v.trim().trim_end_matches(['f', 'F']).parse().ok()?))
+        Some((
+            x.to_string(),
+            v.trim().trim_end_matches(['f', 'F']).parse().ok()?,
+        ))
     };
     match (parse(held), parse(test)) {
         (Some((x, a)), Some((y, b))) => x == y && a != b,
@@ -311,7 +314,10 @@ fn remainder_refutes(held: &str, test: &str) -> bool {
         let (x, m) = without_parens(lhs.trim()).split_once(" % ")?;
         let x = without_parens(x.trim());
         is_name(x).then_some(())?;
-        Some((x.to_string(), m.trim().parse().ok().filter(|m: &i64| *m > 0)?))
+        Some((
+            x.to_string(),
+            m.trim().parse().ok().filter(|m: &i64| *m > 0)?,
+        ))
     };
     match (parse(held, " != "), parse(test, " == ")) {
         (Some((x, b)), Some((y, a))) => x == y && a % b == 0,
@@ -2031,8 +2037,14 @@ mod tests {
         }
         assert_eq!(decided_by(&held, "rocblas_fill_upper == uplo"), Some(true));
         let scalars = ["alpha == -1.0 && beta == 0.0"];
-        assert_eq!(decided_by(&scalars, "alpha == 1.0 && beta == 0.0"), Some(false));
-        assert_eq!(decided_by(&scalars, "alpha == -1.0 && beta == 1.0"), Some(false));
+        assert_eq!(
+            decided_by(&scalars, "alpha == 1.0 && beta == 0.0"),
+            Some(false)
+        );
+        assert_eq!(
+            decided_by(&scalars, "alpha == -1.0 && beta == 1.0"),
+            Some(false)
+        );
         assert_eq!(decided_by(&scalars, "alpha == -1.0 && k == 1"), None);
         // Not settled: a test of another name, a remainder the held one does not divide.
         assert_eq!(decided_by(&held, "k % 8 == 0"), None);

@@ -883,6 +883,145 @@ fn cross_library_sentences<'a>(facts: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>
         .collect()
 }
 
+/// A test of a name against an enumerator: `(name, test as written)`.
+type Selector = (String, String);
+
+/// The tests of a condition that compare names with enumerators, each as written
+/// (`rocblas_operation_transpose == trans`), by name; `None` where any part of it
+/// tests something else. These pick one of sibling launches (an `else if` chain on
+/// `trans` and `uplo` with one launch per arm).
+fn selector_tests(cond: &str) -> Option<Vec<Selector>> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| regex::Regex::new(r"^(\w+) == (\w+)$").expect("static regex"));
+    let mut out = Vec::new();
+    for part in super::eval::split_top(strip_parens(cond), "&&") {
+        let part = strip_parens(part);
+        let m = re.captures(part)?;
+        let name = match (
+            super::eval::is_enumerator(&m[1]),
+            super::eval::is_enumerator(&m[2]),
+        ) {
+            (true, false) => m[2].to_string(),
+            (false, true) => m[1].to_string(),
+            _ => return None,
+        };
+        out.push((name, part.to_string()));
+    }
+    Some(out)
+}
+
+/// `x` without the parentheses that enclose all of it.
+fn strip_parens(x: &str) -> &str {
+    let mut x = x.trim();
+    while let Some(inner) = x.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        let whole = inner.chars().try_fold(0i32, |d, ch| {
+            let d = d + i32::from(ch == '(') - i32::from(ch == ')');
+            (d >= 0).then_some(d)
+        }) == Some(0);
+        if !whole {
+            break;
+        }
+        x = inner.trim();
+    }
+    x
+}
+
+/// A launch's conditions split into the selector tests it passes (see
+/// [`selector_tests`]) and the rest; `None` where it passes none, or where an `else
+/// if` arm it skips is not settled by the ones it passes.
+fn split_selectors(f: &Fact) -> Option<(Vec<Selector>, Vec<String>)> {
+    let (mut picked, mut rest, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
+    for c in &f.conditions {
+        let negated = c.strip_prefix("not (").and_then(|r| r.strip_suffix(')'));
+        match (negated, selector_tests(c)) {
+            (None, Some(tests)) if !super::eval::is_branch_header(c) => picked.extend(tests),
+            (Some(inner), _) if selector_tests(inner).is_some() => skipped.push(inner),
+            _ => rest.push(c.clone()),
+        }
+    }
+    if picked.is_empty() {
+        return None;
+    }
+    let held: Vec<&str> = picked.iter().map(|(_, t)| t.as_str()).collect();
+    skipped
+        .iter()
+        .all(|s| super::eval::decided_by(&held, s) == Some(false))
+        .then_some((picked, rest))
+}
+
+/// The launch sentences of the kernels question: one per launch, except where one
+/// function launches one kernel from sibling sites that an `else if` chain on
+/// enumerators picks among (herk_syrk_device.hpp's six `trans` × `uplo` arms): those
+/// are one sentence naming the tests of each site, so the tests they share are said
+/// once and the arms they skip not at all.
+fn launch_sentences<'a>(facts: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
+    type Key = (String, String, String, Vec<String>, Vec<String>);
+    type Site<'f> = (&'f Fact, Vec<Selector>);
+    let mut groups: Vec<(Key, Vec<Site<'a>>)> = Vec::new();
+    let mut order: Vec<Result<usize, &'a Fact>> = Vec::new();
+    for f in facts {
+        let Some((picked, rest)) = split_selectors(f) else {
+            order.push(Err(*f));
+            continue;
+        };
+        let names: BTreeSet<String> = picked.iter().map(|(n, _)| n.clone()).collect();
+        let key = (
+            f.function.clone(),
+            f.subject.clone(),
+            through_macro(f),
+            rest,
+            names.into_iter().collect(),
+        );
+        match groups.iter().position(|(k, _)| *k == key) {
+            Some(i) => groups[i].1.push((*f, picked)),
+            None => {
+                groups.push((key, vec![(*f, picked)]));
+                order.push(Ok(groups.len() - 1));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for o in order {
+        let (key, sites) = match o {
+            Err(f) => {
+                out.extend(statement(f).map(|l| (l, vec![f])));
+                continue;
+            }
+            Ok(i) => &groups[i],
+        };
+        if sites.len() < 2 {
+            let f = sites[0].0;
+            out.extend(statement(f).map(|l| (l, vec![f])));
+            continue;
+        }
+        let (function, kernel, through, rest, names) = key;
+        let shared = when(&Fact {
+            conditions: rest.clone(),
+            ..sites[0].0.clone()
+        });
+        let each: Vec<String> = sites
+            .iter()
+            .map(|(f, picked)| {
+                let tests: Vec<String> = picked.iter().map(|(_, t)| code(t)).collect();
+                format!("at {} when {}", at(f), listed_all(&tests))
+            })
+            .collect();
+        let names: Vec<String> = names.iter().map(|n| code(n)).collect();
+        out.push((
+            format!(
+                "{} launches {}{through} from {} sites, one for each value of {} it tests{shared}: {}.",
+                code(function),
+                code(kernel),
+                sites.len(),
+                listed_all(&names),
+                each.join("; "),
+            ),
+            sites.iter().map(|(f, _)| *f).collect(),
+        ));
+    }
+    out
+}
+
 fn kinds<'a>(af: &'a ApiFacts, want: &[FactKind]) -> Vec<&'a Fact> {
     af.facts.iter().filter(|f| want.contains(&f.kind)).collect()
 }
@@ -1638,17 +1777,9 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         .partition(|f| f.lib == af.lib);
     // Conditions are said once for all launches only where every item is one of them.
     let (lead, mut stated) = if paired.is_empty() {
-        factored(&launches, "Every launch below is made", |fs| {
-            fs.iter()
-                .filter_map(|f| statement(f).map(|l| (l, vec![*f])))
-                .collect()
-        })
+        factored(&launches, "Every launch below is made", launch_sentences)
     } else {
-        let stated = launches
-            .iter()
-            .filter_map(|f| statement(f).map(|l| (l, vec![*f])))
-            .collect();
-        ((String::new(), Vec::new()), stated)
+        ((String::new(), Vec::new()), launch_sentences(&launches))
     };
     stated.extend(paired_launch_sentences(&paired));
     out.extend(led_unit(&KERNELS, "", lead, stated));
@@ -3311,6 +3442,49 @@ mod tests {
             "neither `a` nor `b` holds"
         );
         assert_eq!(guard_clauses(&["a", "b"]).0, "`a` and `b`");
+    }
+
+    #[test]
+    fn sibling_launches_an_else_if_chain_picks_among_are_one_sentence() {
+        crate::facts::eval::add_enumerators(
+            "typedef enum rocblas_operation_ { rocblas_operation_none = 111, rocblas_operation_transpose = 112, rocblas_operation_conjugate_transpose = 113 } rocblas_operation; typedef enum rocblas_fill_ { rocblas_fill_upper = 121, rocblas_fill_lower = 122, rocblas_fill_full = 123 } rocblas_fill;",
+        );
+        // herk_syrk_device.hpp's chain: each arm skips the ones before it.
+        let arms = [
+            "(rocblas_operation_transpose == trans) && (rocblas_fill_lower == uplo)",
+            "(rocblas_operation_none == trans) && (rocblas_fill_lower == uplo)",
+            "(rocblas_operation_transpose == trans) && (rocblas_fill_upper == uplo)",
+        ];
+        let facts: Vec<Fact> = (0..arms.len())
+            .map(|i| {
+                let mut conditions = vec!["n % 16 != 0".to_string()];
+                conditions.extend(arms[..i].iter().map(|a| format!("not ({a})")));
+                conditions.push(arms[i].to_string());
+                let mut f = fact(FactKind::Launch, &[], &[]);
+                f.conditions = conditions;
+                f.line = 997 + 4 * i as u32;
+                f.end_line = f.line + 1;
+                f
+            })
+            .collect();
+        let mut other = fact(FactKind::Launch, &[], &["n % 16 == 0"]);
+        other.subject = "scal".into();
+        let refs: Vec<&Fact> = facts.iter().chain([&other]).collect();
+        let said = launch_sentences(&refs);
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert_eq!(said[0].1.len(), 3);
+        assert_eq!(
+            said[0].0,
+            "`bdsqr_init` launches `abs` from 3 sites, one for each value of `trans` and `uplo` it tests, only when `n % 16 != 0`: at library/src/auxiliary/rocauxiliary_bdsqr.hpp:997-998 when `rocblas_operation_transpose == trans` and `rocblas_fill_lower == uplo`; at library/src/auxiliary/rocauxiliary_bdsqr.hpp:1001-1002 when `rocblas_operation_none == trans` and `rocblas_fill_lower == uplo`; at library/src/auxiliary/rocauxiliary_bdsqr.hpp:1005-1006 when `rocblas_operation_transpose == trans` and `rocblas_fill_upper == uplo`."
+        );
+        // An arm the site's own tests do not settle keeps the site on its own: the
+        // `else` of the chain passes no test of its own.
+        let mut last = fact(FactKind::Launch, &[], &[]);
+        last.conditions = arms.iter().map(|a| format!("not ({a})")).collect();
+        let refs: Vec<&Fact> = facts.iter().chain([&last]).collect();
+        let said = launch_sentences(&refs);
+        assert_eq!(said.len(), 2);
+        assert!(said[1].0.contains("none of"), "{}", said[1].0);
     }
 
     #[test]
