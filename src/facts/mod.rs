@@ -1499,6 +1499,21 @@ impl<'a> FactReader<'a> {
         if let Some(x) = grid.first().filter(|x| x.text.contains('=')) {
             v.insert("grid_x".into(), x.text.clone());
         }
+        // The locals a grid names, with what they are set to: `dim3(blocks, 1,
+        // batches)` alone does not say how many blocks run.
+        let locals: Vec<&str> = grid
+            .iter()
+            .filter(|d| {
+                // A literal is shown with the grid's known values already.
+                d.text
+                    .split_once(" = ")
+                    .is_some_and(|(_, def)| def.trim().parse::<i64>().is_err())
+            })
+            .map(|d| d.text.as_str())
+            .collect();
+        if !locals.is_empty() {
+            v.insert("grid_locals".into(), locals.join("; "));
+        }
         let lds = tidy(&la.lds);
         let lds_v = eval_int(&substitute(&lds, pv))
             .map(|x| format!("{x} bytes"))

@@ -1333,8 +1333,16 @@ fn launch_config(f: &Fact) -> Option<String> {
     } else {
         code(lds)
     };
+    let locals: Vec<String> = slot(f, "grid_locals")
+        .map(|l| l.split("; ").map(code).collect())
+        .unwrap_or_default();
+    let locals = if locals.is_empty() {
+        String::new()
+    } else {
+        format!(" where {}", listed_all(&locals))
+    };
     Some(format!(
-        "grid {}, block {}, dynamic LDS {lds}{}.",
+        "grid {}{locals}, block {}, dynamic LDS {lds}{}.",
         launch_arg(slot(f, "grid")?),
         launch_arg(slot(f, "block")?),
         when(f),
@@ -1357,7 +1365,8 @@ fn grid_count(f: &Fact) -> Option<String> {
         .map(|(way, axes)| format!("{way} in {}", axes.join(" and ")))
         .collect();
     let mut out = format!("the block count rounds {}", ways.join(" and "));
-    if let Some(x) = slot(f, "grid_x") {
+    // Said with the launch's grid already, where the configuration names its locals.
+    if let Some(x) = slot(f, "grid_x").filter(|_| slot(f, "grid_locals").is_none()) {
         out.push_str(&format!(" ({})", code(x)));
     }
     let of = slot(f, "elements_of").map(code).unwrap_or_default();
@@ -1390,21 +1399,147 @@ fn launch_config_sentences<'a>(
     groups
         .into_iter()
         .map(|(config, sites)| {
-            let mut by_function: Vec<(&str, Vec<String>)> = Vec::new();
+            let mut by_function: Vec<(&str, Vec<&Fact>)> = Vec::new();
             for f in &sites {
                 match by_function.iter_mut().find(|(n, _)| *n == f.function) {
-                    Some((_, ats)) => ats.push(at(f)),
-                    None => by_function.push((&f.function, vec![at(f)])),
+                    Some((_, fs)) => fs.push(f),
+                    None => by_function.push((&f.function, vec![f])),
                 }
             }
             let named: Vec<String> = by_function
                 .iter()
-                .map(|(n, ats)| format!("{} ({})", code(n), ats.join("; ")))
+                .map(|(n, fs)| format!("{} ({})", code(n), ats_by_file(fs)))
                 .collect();
             let refs: Vec<&str> = named.iter().map(String::as_str).collect();
             (format!("{}: {config}", listed(&refs)), sites)
         })
         .collect()
+}
+
+/// One sentence per distinct grid, block and LDS a function passes, naming every
+/// site that passes it and the tests all of those sites share; the tests that pick
+/// among them (the pointer mode, `i64_indices`) are named, not spelled out per site:
+/// the question asks what a launch passes, and four copies of one configuration under
+/// four pointer-mode and index-width arms read as four answers.
+fn config_sentences<'a>(facts: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
+    let mut groups: Vec<((String, String), Vec<&'a Fact>)> = Vec::new();
+    for f in facts {
+        let bare = Fact {
+            conditions: Vec::new(),
+            ..(*f).clone()
+        };
+        let Some(config) = launch_config(&bare) else {
+            tracing::debug!(at = %at(f), "A launch with an empty value is left out of its answer.");
+            continue;
+        };
+        let key = (f.function.clone(), config);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, g)) => g.push(*f),
+            None => groups.push((key, vec![*f])),
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|((function, _), sites)| {
+            let shared = if sites.len() > 1 {
+                shared_conditions(&sites)
+            } else {
+                sites[0].conditions.clone()
+            };
+            let config = launch_config(&Fact {
+                conditions: shared.clone(),
+                ..sites[0].clone()
+            })?;
+            let mut picked_by: Vec<String> = Vec::new();
+            for f in &sites {
+                for c in f.conditions.iter().filter(|c| !shared.contains(c)) {
+                    for n in tested_names(c) {
+                        if !picked_by.contains(&n) {
+                            picked_by.push(n);
+                        }
+                    }
+                }
+            }
+            let mut line = format!("{} ({}): {config}", code(&function), ats_by_file(&sites));
+            if sites.len() > 1 && !picked_by.is_empty() {
+                // A long list of names reads as noise: a few, then how many more.
+                const NAMED: usize = 3;
+                let mut names: Vec<String> =
+                    picked_by.iter().take(NAMED).map(|n| code(n)).collect();
+                if picked_by.len() > NAMED {
+                    names.push(format!("{} more", picked_by.len() - NAMED));
+                }
+                line = format!(
+                    "{} (its {} sites differ in their tests of {}).",
+                    line.trim_end_matches('.'),
+                    sites.len(),
+                    listed_all(&names)
+                );
+            }
+            Some((line, sites))
+        })
+        .collect()
+}
+
+/// Where facts sit, one file named once: `a.cpp:710-712, 714-719; b.hpp:40`.
+fn ats_by_file(facts: &[&Fact]) -> String {
+    let mut files: Vec<(&str, Vec<String>)> = Vec::new();
+    for f in facts {
+        let lines = at(f)[f.file.len() + 1..].to_string();
+        match files.iter_mut().find(|(file, _)| *file == f.file) {
+            Some((_, ls)) => ls.push(lines),
+            None => files.push((&f.file, vec![lines])),
+        }
+    }
+    files
+        .iter()
+        .map(|(file, ls)| format!("{file}:{}", ls.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The names a condition tests (`handle->pointer_mode`, `i64_indices`), without
+/// enumerators, literals and keywords.
+fn tested_names(cond: &str) -> Vec<String> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"[A-Za-z_]\w*(?:->\w+)?(\s*\()?").expect("static regex")
+    });
+    let cond = cond.strip_prefix("loop: ").unwrap_or(cond);
+    let mut out: Vec<String> = Vec::new();
+    for m in re.captures_iter(cond) {
+        let name = m[0].trim_end_matches(|c: char| c == '(' || c.is_whitespace());
+        let call = m.get(1).is_some();
+        let keyword = matches!(
+            name,
+            "not"
+                | "constexpr"
+                | "true"
+                | "false"
+                | "nullptr"
+                | "for"
+                | "while"
+                | "if"
+                | "int"
+                | "int64_t"
+                | "size_t"
+        );
+        if keyword {
+            continue;
+        }
+        if call && name != "sizeof" {
+            // A call is named whole: `rocblas_gemvt_skinny_n`.
+            if !out.iter().any(|o| o == name) {
+                out.push(name.to_string());
+            }
+            continue;
+        }
+        if super::eval::is_enumerator(name) || out.iter().any(|o| o == name) {
+            continue;
+        }
+        out.push(name.to_string());
+    }
+    out
 }
 
 /// The scalars the launches of one kernel from one function pass as a pointer under
@@ -1818,9 +1953,7 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
                 ));
             }
         }
-        let (lead, configs) = factored(&facts, "Every launch below is made", |fs| {
-            launch_config_sentences(fs, launch_config)
-        });
+        let (lead, configs) = factored(&facts, "Every launch below is made", config_sentences);
         stated.extend(configs);
         // How the grid is counted, once per distinct way.
         stated.extend(launch_config_sentences(&facts, grid_count));
@@ -3442,6 +3575,48 @@ mod tests {
             "neither `a` nor `b` holds"
         );
         assert_eq!(guard_clauses(&["a", "b"]).0, "`a` and `b`");
+    }
+
+    #[test]
+    fn one_configuration_passed_at_several_sites_is_said_once() {
+        crate::facts::eval::add_enumerators(
+            "typedef enum rocblas_pointer_mode_ { rocblas_pointer_mode_host = 0, rocblas_pointer_mode_device = 1 } rocblas_pointer_mode;",
+        );
+        let site = |line: u32, mode: &str, nb: &str| {
+            let mut f = fact(
+                FactKind::Launch,
+                &[
+                    ("grid", "dim3(blocks, 1, batches)"),
+                    ("grid_locals", "blocks = (m - 1) / NB + 1"),
+                    ("block", &format!("dim3(NB) with NB = {nb}")),
+                    ("lds", "0 bytes"),
+                ],
+                &["n > 0", mode],
+            );
+            f.line = line;
+            f.end_line = line;
+            f
+        };
+        let device = "handle->pointer_mode == rocblas_pointer_mode_device";
+        let host = "not (handle->pointer_mode == rocblas_pointer_mode_device)";
+        let facts = [
+            site(10, device, "256"),
+            site(20, host, "256"),
+            site(30, host, "1024"),
+        ];
+        let refs: Vec<&Fact> = facts.iter().collect();
+        let said = config_sentences(&refs);
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert_eq!(
+            said[0].0,
+            "`bdsqr_init` (library/src/auxiliary/rocauxiliary_bdsqr.hpp:10, 20): grid `dim3(blocks, 1, batches)` where `blocks = (m - 1) / NB + 1`, block `dim3(NB)` with `NB` = 256, dynamic LDS 0 bytes, only when `n > 0` (its 2 sites differ in their tests of `handle->pointer_mode`)."
+        );
+        assert_eq!(said[0].1.len(), 2);
+        // One site: its own tests, whole.
+        assert!(said[1]
+            .0
+            .contains("handle->pointer_mode != rocblas_pointer_mode_device"));
+        assert!(!said[1].0.contains("differ"));
     }
 
     #[test]
