@@ -1766,6 +1766,33 @@ fn first_sure_launch(af: &ApiFacts) -> Option<&Fact> {
         .min_by(|a, b| a.order.cmp(&b.order))
 }
 
+/// Whether a launch the code reaches before `ret` may have run on a way that reaches
+/// it: one earlier in the order whose tests the return's own do not contradict.
+/// sgemv's host-mode `if(!*alpha) return` (rocblas_gemv_kernels.cpp:340) comes after
+/// `if(*beta != 1)` launched `rocblas_gemv_scal_kernel` (:300), and the argument check
+/// already returned where `*beta == 1`: it is no return before any kernel runs.
+fn after_a_launch_it_may_follow(af: &ApiFacts, ret: &Fact) -> bool {
+    if ret.order.is_empty() {
+        return false;
+    }
+    let mut held: Vec<&str> = ret
+        .conditions
+        .iter()
+        .map(String::as_str)
+        .filter(|c| !super::eval::is_branch_header(c))
+        .collect();
+    held.extend(slot(ret, "condition"));
+    af.facts.iter().any(|l| {
+        l.kind == FactKind::Launch
+            && !l.order.is_empty()
+            && l.order < ret.order
+            && l.conditions.iter().all(|c| {
+                super::eval::is_branch_header(c)
+                    || super::eval::decided_by(&held, c) != Some(false)
+            })
+    })
+}
+
 fn early_returns(af: &ApiFacts) -> Vec<&Fact> {
     // A return the code reaches after a launch that always runs is not one before any
     // launch.
@@ -1789,6 +1816,7 @@ fn early_returns(af: &ApiFacts) -> Vec<&Fact> {
             && !f.conditions.iter().any(|c| c.starts_with("loop:"))
             && (f.order.is_empty() || first_launch.is_none_or(|l| f.order < *l))
             && !launches_in_its_block(af, f)
+            && !after_a_launch_it_may_follow(af, f)
     })
     .collect();
     out.sort_by(|a, b| (a.order.is_empty(), &a.order).cmp(&(b.order.is_empty(), &b.order)));
