@@ -1787,8 +1787,7 @@ fn after_a_launch_it_may_follow(af: &ApiFacts, ret: &Fact) -> bool {
             && !l.order.is_empty()
             && l.order < ret.order
             && l.conditions.iter().all(|c| {
-                super::eval::is_branch_header(c)
-                    || super::eval::decided_by(&held, c) != Some(false)
+                super::eval::is_branch_header(c) || super::eval::decided_by(&held, c) != Some(false)
             })
     })
 }
@@ -3064,12 +3063,17 @@ mod tests {
             &[],
             "rocblas_handle handle",
             vec![
-                check(
-                    FactKind::ArgCheck,
-                    "rocblas_status_memory_error",
-                    "!w_mem",
-                    &[1, 96],
-                ),
+                {
+                    let mut f = check(
+                        FactKind::ArgCheck,
+                        "rocblas_status_memory_error",
+                        "!w_mem",
+                        &[1, 96],
+                    );
+                    f.conditions =
+                        vec!["not (handle->pointer_mode == rocblas_pointer_mode_device)".into()];
+                    f
+                },
                 numerics,
                 check(
                     FactKind::ArgCheck,
@@ -3101,11 +3105,27 @@ mod tests {
                     l.order = vec![1, 120];
                     l
                 },
-                // A launch under a test may be skipped: what follows it is still
-                // listed (init_scalars' `size_scalars > 0`).
+                // A launch under a test may have run: what follows it is no return
+                // before any kernel (init_scalars' `size_scalars > 0`), while one under
+                // a test the return contradicts leaves it listed.
                 {
                     let mut l = fact(FactKind::Launch, &[], &["size_scalars > 0"]);
-                    l.order = vec![1, 80];
+                    l.order = vec![1, 97];
+                    l
+                },
+                check(
+                    FactKind::QuickReturn,
+                    "rocblas_status_success",
+                    "late",
+                    &[1, 98],
+                ),
+                {
+                    let mut l = fact(
+                        FactKind::Launch,
+                        &[],
+                        &["handle->pointer_mode == rocblas_pointer_mode_device"],
+                    );
+                    l.order = vec![1, 90, 134];
                     l
                 },
             ],
@@ -3120,7 +3140,7 @@ mod tests {
         // it.
         let (end, cited) = first_launch_line(&af).expect("a launch");
         assert_eq!(cited.len(), 3, "{end}");
-        assert_eq!(cited[1].order, [1, 80]);
+        assert_eq!(cited[1].order, [1, 90, 134]);
         assert!(
             end.contains("launches under a test can come before it")
                 && end.ends_with("if `done` (library/src/auxiliary/rocauxiliary_bdsqr.hpp:130)."),
