@@ -1251,3 +1251,44 @@ fn arguments_picked_by_one_test_stay_together() {
         assert!(lines.contains(&runs), "{runs} not in {lines:?}");
     }
 }
+
+#[test]
+fn sasum_reaches_the_generic_wavefront_reduce_only() {
+    // rocblas_reduction.hpp:40-51 is the generic `rocblas_wavefront_reduce<N, T>`; :54,
+    // :68, :82 and :102 overload it for the two complex types, bfloat16 and half. sasum
+    // reduces floats, so only :47's `__shfl_down` is its.
+    let f = facts("rocblas", "rocblas_sasum");
+    let red = "library/src/blas1/rocblas_reduction.hpp";
+    assert!(has(&f, FactKind::Wavefront, red, 47));
+    for line in [60, 74, 94, 114] {
+        assert!(!has(&f, FactKind::Wavefront, red, line), "{line}");
+    }
+    // The complex form reaches the complex overload.
+    let c = facts("rocblas", "rocblas_scasum");
+    assert!(c
+        .facts
+        .iter()
+        .any(|x| x.kind == FactKind::Wavefront && x.file == red && (60..=75).contains(&x.line)));
+}
+
+#[test]
+fn a_launch_reached_only_inside_a_loop_is_not_one_every_call_makes() {
+    // sytd2 calls rocblasCall_syr2_her2 inside its `for j` loops only
+    // (roclapack_sytd2_hetd2.hpp:271-312, :319-360): n == 1 runs no step.
+    let f = facts("rocsolver", "rocsolver_chetd2");
+    let her2: Vec<&Fact> = f
+        .facts
+        .iter()
+        .filter(|x| x.kind == FactKind::Launch && x.subject == "rocblas_her2_kernel")
+        .collect();
+    assert!(!her2.is_empty());
+    for l in her2 {
+        assert!(
+            l.values.contains_key(rocqa::facts::ON_A_TESTED_PATH),
+            "{}:{} {:?}",
+            l.file,
+            l.line,
+            l.conditions
+        );
+    }
+}

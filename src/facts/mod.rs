@@ -769,6 +769,7 @@ impl<'a> FactReader<'a> {
     ) -> Launches {
         let mut out = Launches::default();
         let view = self.code.compiler_view(g);
+        let mut sure: HashMap<usize, bool> = HashMap::new();
         for e in g.edges.iter().filter(|e| e.kind == EdgeKind::Launch) {
             let (from, to) = (&g.nodes[e.from], &g.nodes[e.to]);
             let covered = view.covers(e.from);
@@ -845,6 +846,9 @@ impl<'a> FactReader<'a> {
                     .entry((e.file.clone(), e.line))
                     .or_insert_with(|| f.conditions.clone());
                 under(&mut f, &reach);
+                if !self.surely_reached(g, binder, e.from, &mut sure, 0) {
+                    f.values.insert(ON_A_TESTED_PATH.into(), "1".into());
+                }
                 out.live.push((e.to, f, kv));
                 any_live = true;
             }
@@ -876,6 +880,12 @@ impl<'a> FactReader<'a> {
             facts.push(f);
         }
         let launched: BTreeSet<usize> = kernel_values.keys().copied().collect();
+        let api_params = facts
+            .iter()
+            .find(|f| f.kind == FactKind::Declaration)
+            .and_then(|f| f.values.get("params"))
+            .cloned()
+            .unwrap_or_default();
         // Numerics checking runs only when the handle asks for it; its copies and
         // synchronizations are not what the API itself does.
         let computing = g.reachable_without(crate::model::EdgeKind::CheckNumerics);
@@ -894,6 +904,33 @@ impl<'a> FactReader<'a> {
                         && (!reached_from(g, &launched, i) || !binder.reached(i))
                     {
                         continue;
+                    }
+                    // One of several overloads of a name, for an element type none of
+                    // the API's arguments has: sasum's float reduction calls the generic
+                    // `rocblas_wavefront_reduce<N, T>`, not its complex, bfloat16 or half
+                    // overloads (rocblas_reduction.hpp:54-118).
+                    if n.kind == NodeKind::DeviceHelper {
+                        let foreign = |j: usize| {
+                            foreign_element_parameter(&binder.params_of(j), &api_params).is_some()
+                        };
+                        let siblings = g.nodes.iter().enumerate().any(|(j, m)| {
+                            j != i && m.kind == NodeKind::DeviceHelper && m.name == n.name
+                        });
+                        if siblings
+                            && foreign(i)
+                            && g.nodes.iter().enumerate().any(|(j, m)| {
+                                j != i
+                                    && m.kind == NodeKind::DeviceHelper
+                                    && m.name == n.name
+                                    && !foreign(j)
+                            })
+                        {
+                            excluded.push(format!(
+                                "{} ({}:{}): an overload for an element type none of this API's arguments has",
+                                n.name, n.file, n.line
+                            ));
+                            continue;
+                        }
                     }
                     let kv = agreed(kernel_values.get(&i).map(Vec::as_slice).unwrap_or(&[]));
                     facts.extend(self.device_facts(&binder, i, n, &kv));
@@ -955,12 +992,6 @@ impl<'a> FactReader<'a> {
                 to.name, to.file, to.line, e.file, e.line, view.shown(e.from)
             ));
         }
-        let api_params = facts
-            .iter()
-            .find(|f| f.kind == FactKind::Declaration)
-            .and_then(|f| f.values.get("params"))
-            .cloned()
-            .unwrap_or_default();
         for e in g.edges.iter().filter(|e| e.kind == EdgeKind::CrossLibrary) {
             let (from, to) = (&g.nodes[e.from], &g.nodes[e.to]);
             let decided_by = match view.calls(e.from, e.to) {
@@ -1256,6 +1287,50 @@ impl<'a> FactReader<'a> {
         !(statement.is_empty()
             || statement == "(void)"
             || statement.ends_with("::") && !statement.contains([' ', '=', '(']))
+    }
+
+    /// Whether the API reaches node `i` whatever its arguments: through a caller it
+    /// surely reaches, at a call site under no test and in no loop. sytd2 calls
+    /// `rocblasCall_syr2_her2` inside its `for j` loops only, so the her2 launch is not
+    /// one every call makes (n == 1 runs no step), though no test shows on the launch.
+    fn surely_reached(
+        &self,
+        g: &InterfaceGraph,
+        binder: &Binder,
+        i: usize,
+        memo: &mut HashMap<usize, bool>,
+        depth: u32,
+    ) -> bool {
+        if i == 0 {
+            return true;
+        }
+        if let Some(s) = memo.get(&i) {
+            return *s;
+        }
+        // A cycle or a deep chain: not claimed.
+        memo.insert(i, false);
+        if depth > 16 {
+            return false;
+        }
+        let callers: Vec<&crate::model::GraphEdge> = callers_of(g, i, false).collect();
+        let mut sure = false;
+        for e in callers {
+            if !self.surely_reached(g, binder, e.from, memo, depth + 1) {
+                continue;
+            }
+            let caller = &g.nodes[e.from];
+            let Some((t, b)) = self.code.body(caller) else {
+                continue;
+            };
+            if live_sites(binder, e, &t, &b, &g.nodes[i].name)
+                .is_some_and(|live| live.iter().any(|(_, open)| open.is_empty()))
+            {
+                sure = true;
+                break;
+            }
+        }
+        memo.insert(i, sure);
+        sure
     }
 
     /// The conditions under which the API reaches node `i`: those of its caller's, then
@@ -2581,6 +2656,28 @@ fn narrow_parameter(params: &[(String, String)], api_params: &str) -> Option<Str
     })
 }
 
+/// A parameter of an element type none of the API's parameters has: a narrow type
+/// ([`narrow_parameter`]), or a complex one where the API's arguments are real.
+fn foreign_element_parameter(params: &[(String, String)], api_params: &str) -> Option<String> {
+    if let Some(t) = narrow_parameter(params, api_params) {
+        return Some(t);
+    }
+    const COMPLEX: [&str; 2] = ["rocblas_float_complex", "rocblas_double_complex"];
+    if api_params.is_empty() || api_params.contains("complex") {
+        return None;
+    }
+    params.iter().find_map(|(ty, _)| {
+        let plain: Vec<&str> = ty
+            .split_whitespace()
+            .filter(|w| *w != "const" && *w != "&")
+            .collect();
+        match plain[..] {
+            [t] if COMPLEX.contains(&t) => Some(t.to_string()),
+            _ => None,
+        }
+    })
+}
+
 /// `(name)->` and `(name).`, as a macro's parenthesized parameter expands, written
 /// `name->` and `name.`.
 fn paren_receiver(c: &str) -> std::borrow::Cow<'_, str> {
@@ -2870,6 +2967,11 @@ pub const CALLER_DROPS: &str = "caller_drops";
 /// naming the function and the lines to show, the last one setting it), or `caller` for the handle's mode as
 /// the API's caller set it.
 pub const MODE_SET: &str = "mode_set";
+
+/// The key of a launch fact whose function the API reaches only through a call under a
+/// test or in a loop: no test shows on the launch, yet it is not made whatever the
+/// arguments.
+pub const ON_A_TESTED_PATH: &str = "on_a_tested_path";
 
 /// Where the pointer mode a function runs under comes from, on one way the API
 /// reaches it.

@@ -1117,9 +1117,10 @@ fn statement(f: &Fact) -> Option<String> {
             };
             let ops = code_list(slot(f, "ops")?);
             let counted = match slot(f, "count")? {
-                "1" => format!("{what}: {ops} called once, at {at}."),
+                // Sites, not runs: a call in a loop runs once per step.
+                "1" => format!("{what}: {ops} at one call site, {at}."),
                 n => format!(
-                    "{what}: {ops} called {n} times, first at {at} (lines {}).",
+                    "{what}: {ops} at {n} call sites, first at {at} (lines {}).",
                     slot(f, "lines")?
                 ),
             };
@@ -1762,15 +1763,23 @@ fn first_launch_line(af: &ApiFacts) -> Option<(String, Vec<&Fact>)> {
 fn first_sure_launch(af: &ApiFacts) -> Option<&Fact> {
     af.facts
         .iter()
-        .filter(|f| f.kind == FactKind::Launch && !f.order.is_empty() && f.conditions.is_empty())
+        .filter(|f| {
+            f.kind == FactKind::Launch
+                && !f.order.is_empty()
+                && f.conditions.is_empty()
+                && !f.values.contains_key(super::ON_A_TESTED_PATH)
+        })
         .min_by(|a, b| a.order.cmp(&b.order))
 }
 
-/// Whether a launch the code reaches before `ret` may have run on a way that reaches
-/// it: one earlier in the order whose tests the return's own do not contradict.
-/// sgemv's host-mode `if(!*alpha) return` (rocblas_gemv_kernels.cpp:340) comes after
-/// `if(*beta != 1)` launched `rocblas_gemv_scal_kernel` (:300), and the argument check
-/// already returned where `*beta == 1`: it is no return before any kernel runs.
+/// Whether a launch the same function makes before `ret` may have run on a way that
+/// reaches it: one earlier in the order whose tests the return's own do not
+/// contradict. sgemv's host-mode `if(!*alpha) return` (rocblas_gemv_kernels.cpp:340)
+/// comes after `if(*beta != 1)` launched `rocblas_gemv_scal_kernel` (:300), and the
+/// argument check already returned where `*beta == 1`: it is no return before any
+/// kernel runs. A launch in another function is left to the first-launch line: its
+/// test may be false exactly where the return fires (sytd2's `init_scalars` runs where
+/// `size_scalars > 0`, which `n == 0` makes 0, so `n == 0` returns before any launch).
 fn after_a_launch_it_may_follow(af: &ApiFacts, ret: &Fact) -> bool {
     if ret.order.is_empty() {
         return false;
@@ -1784,6 +1793,8 @@ fn after_a_launch_it_may_follow(af: &ApiFacts, ret: &Fact) -> bool {
     held.extend(slot(ret, "condition"));
     af.facts.iter().any(|l| {
         l.kind == FactKind::Launch
+            && l.function == ret.function
+            && l.file == ret.file
             && !l.order.is_empty()
             && l.order < ret.order
             && l.conditions.iter().all(|c| {
@@ -3105,9 +3116,10 @@ mod tests {
                     l.order = vec![1, 120];
                     l
                 },
-                // A launch under a test may have run: what follows it is no return
-                // before any kernel (init_scalars' `size_scalars > 0`), while one under
-                // a test the return contradicts leaves it listed.
+                // A launch under a test in the same function may have run: what
+                // follows it is no return before any kernel (sgemv's scal launch under
+                // `*beta != 1`), while one under a test the return contradicts leaves
+                // it listed.
                 {
                     let mut l = fact(FactKind::Launch, &[], &["size_scalars > 0"]);
                     l.order = vec![1, 97];

@@ -239,7 +239,7 @@ fn bound_checks(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<Si
                 continue;
             }
             let harm = format!(
-                "writes `{write}` with `{left}` = {right}, one element past the range the code allows"
+                "writes `{write}` with `{left}` = {right}, an element the original test never lets it write"
             );
             let what = match (op.as_str(), in_loop) {
                 (_, true) => format!(
@@ -412,12 +412,30 @@ fn accumulations(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<S
         // Inside a loop, what is lost is the thread's earlier steps: wrong only when the
         // loop gives a thread more than one (a band of kl + ku < 64 rows in gbmv gives
         // each lane one).
-        let in_loop = lines[..k]
+        let head = lines[..k]
             .iter()
             .rev()
             .take(4)
-            .any(|x| loop_condition(code_part(x.text), code_part(x.text).len()));
-        s.effect = if in_loop {
+            .map(|x| code_part(x.text))
+            .find(|x| loop_condition(x, x.len()));
+        let in_loop = head.is_some();
+        // An element the loop's counter picks (`areg_upper[k] +=` in a loop over `k`)
+        // is a different element each step: each loses what it held before the loop,
+        // not the earlier steps' terms.
+        static COUNTER: OnceLock<Regex> = OnceLock::new();
+        let counter = re(&COUNTER, r"\bfor\s*\(\s*(?:[\w:<>]+\s+)?([A-Za-z_]\w*)\s*=");
+        let per_step_element = c.get(2).is_some_and(|sub| {
+            head.and_then(|h| counter.captures(h))
+                .is_some_and(|v| words(sub.as_str()).any(|w| w == &v[1]))
+        });
+        s.effect = if per_step_element {
+            format!(
+                "`{lhs_shown} +=` became `{lhs_shown} =`: each step of the loop writes another \
+                 element `{lhs_shown}`, which is now overwritten instead of added to, so the value \
+                 each element held before the loop is lost and the result is wrong wherever it \
+                 was not zero."
+            )
+        } else if in_loop {
             format!(
                 "`{lhs_shown} +=` became `{lhs_shown} =`: each step of the loop overwrites \
                  `{lhs_shown}` instead of adding to it, so whenever the loop gives a thread more \
@@ -513,8 +531,9 @@ fn strides(lines: &[ShownLine], out: &mut Vec<Site>) {
         };
         s.effect = format!(
             "`[{}]` became `[{}]`: {vector} is indexed with {other}'s increment, so whenever \
-             {from} != {to}{only} the kernel works on the wrong elements of {vector} (and runs \
-             past its end when |{to}| > |{from}|).",
+             {from} != {to}{only} the kernel works on the wrong elements of {vector}; with the \
+             offset for a negative increment taken from {from}, it also indexes outside {vector} \
+             when |{to}| > |{from}| with the same sign, or when the two signs differ.",
             s.fix, s.shown
         );
         out.push(s);
@@ -826,6 +845,21 @@ fn zero_indices(lines: &[ShownLine], single: [bool; 3]) -> BTreeSet<String> {
         .collect()
 }
 
+/// Adds to each effect where its line runs: the tests around it in the function `name`
+/// (a bug in trsm's `RIGHT` branch shows only for `side == rocblas_side_right`). A
+/// stride change says so itself.
+fn say_where_it_runs(lines: &[ShownLine], name: &str, found: &mut [Site]) {
+    for x in found.iter_mut().filter(|x| x.kind != "stride") {
+        let tests = enclosing_tests(lines, x.line);
+        if !tests.is_empty() {
+            x.effect.push_str(&format!(
+                " The line runs only where {} holds in `{name}`.",
+                tests.join(" and ")
+            ));
+        }
+    }
+}
+
 /// A bug to plant in the slice's target kernel, chosen by a hash of the slice id, and
 /// the slice as the prompt shows it with the bug in place. `None` when the target
 /// offers no change this module makes, or the changed line would give itself away
@@ -858,6 +892,7 @@ pub fn plant(s: &Slice) -> Option<(Mutation, Slice)> {
         accumulations(&lines, &thread, &mut found);
         barriers(&lines, &mut found);
         strides(&lines, &mut found);
+        say_where_it_runs(&lines, &s.pieces[j].name, &mut found);
         let conditional = conditional_lines(&lines);
         found.retain(|x| !conditional.contains(&x.line));
         // The original must not be readable elsewhere in the prompt.
@@ -1024,6 +1059,41 @@ mod tests {
         assert_eq!(a[0].fix, "sum +=");
         // Both increments on one line: swapping one would not be a one-vector bug.
         assert!(s.iter().all(|x| x.kind != "stride"));
+    }
+
+    #[test]
+    fn an_element_the_loop_counter_picks_loses_its_own_value_not_earlier_steps() {
+        // rocblas_ger_kernels.hpp:285-287: each step adds to another `areg_upper[k]`.
+        let lines = [
+            "    T areg_upper[4];",
+            "    if(RIGHT)",
+            "    {",
+            "        for(int k = 0; k < 4; k++)",
+            "            areg_upper[k] += alpha * xreg[k] * yreg;",
+            "    }",
+        ];
+        let shown: Vec<ShownLine> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, t)| line(i as u32 + 1, t))
+            .collect();
+        let mut s = Vec::new();
+        accumulations(&shown, &BTreeSet::new(), &mut s);
+        assert_eq!(s.len(), 1);
+        assert!(
+            s[0].effect
+                .contains("the value each element held before the loop is lost"),
+            "{}",
+            s[0].effect
+        );
+        assert!(!s[0].effect.contains("last step"), "{}", s[0].effect);
+        say_where_it_runs(&shown, "ger_kernel", &mut s);
+        assert!(
+            s[0].effect
+                .ends_with("The line runs only where `RIGHT` holds in `ger_kernel`."),
+            "{}",
+            s[0].effect
+        );
     }
 
     #[test]
