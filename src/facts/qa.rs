@@ -2078,7 +2078,10 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         "Every call below is made",
         statement,
     ));
-    let stores = kinds(af, &[FactKind::Store]);
+    // In the order the code runs them: handle.cpp's free (:611) before the resets
+    // that follow it, though the resets' function sits earlier in the file.
+    let mut stores = kinds(af, &[FactKind::Store]);
+    stores.sort_by(|a, b| (a.order.is_empty(), &a.order).cmp(&(b.order.is_empty(), &b.order)));
     out.extend(stated_unit(&STORES, "", store_sentences(&stores)));
     out.extend(unit(
         &STATIC_STATE,
