@@ -233,7 +233,7 @@ fn by_cases(cond: &str, env: &Env) -> Option<Truth> {
 }
 
 /// `x` without parentheses wrapping all of it.
-fn without_parens(x: &str) -> &str {
+pub fn without_parens(x: &str) -> &str {
     let mut x = x;
     while let Some(inner) = x.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
         let whole = inner.chars().try_fold(0i32, |d, ch| {

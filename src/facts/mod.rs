@@ -2644,16 +2644,7 @@ fn narrow_parameter(params: &[(String, String)], api_params: &str) -> Option<Str
     if api_params.is_empty() || NARROW.iter().any(|t| api_params.contains(t)) {
         return None;
     }
-    params.iter().find_map(|(ty, _)| {
-        let plain: Vec<&str> = ty
-            .split_whitespace()
-            .filter(|w| *w != "const" && *w != "&")
-            .collect();
-        match plain[..] {
-            [t] if NARROW.contains(&t) => Some(t.to_string()),
-            _ => None,
-        }
-    })
+    parameter_of_type(params, &NARROW)
 }
 
 /// A parameter of an element type none of the API's parameters has: a narrow type
@@ -2662,17 +2653,22 @@ fn foreign_element_parameter(params: &[(String, String)], api_params: &str) -> O
     if let Some(t) = narrow_parameter(params, api_params) {
         return Some(t);
     }
-    const COMPLEX: [&str; 2] = ["rocblas_float_complex", "rocblas_double_complex"];
     if api_params.is_empty() || api_params.contains("complex") {
         return None;
     }
+    parameter_of_type(params, &["rocblas_float_complex", "rocblas_double_complex"])
+}
+
+/// The first parameter whose type is one of `types` by value or reference
+/// (`const rocblas_half&`), as that type.
+fn parameter_of_type(params: &[(String, String)], types: &[&str]) -> Option<String> {
     params.iter().find_map(|(ty, _)| {
         let plain: Vec<&str> = ty
             .split_whitespace()
             .filter(|w| *w != "const" && *w != "&")
             .collect();
         match plain[..] {
-            [t] if COMPLEX.contains(&t) => Some(t.to_string()),
+            [t] if types.contains(&t) => Some(t.to_string()),
             _ => None,
         }
     })

@@ -894,8 +894,8 @@ fn selector_tests(cond: &str) -> Option<Vec<Selector>> {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| regex::Regex::new(r"^(\w+) == (\w+)$").expect("static regex"));
     let mut out = Vec::new();
-    for part in super::eval::split_top(strip_parens(cond), "&&") {
-        let part = strip_parens(part);
+    for part in super::eval::split_top(super::eval::without_parens(cond.trim()), "&&") {
+        let part = super::eval::without_parens(part.trim());
         let m = re.captures(part)?;
         let name = match (
             super::eval::is_enumerator(&m[1]),
@@ -908,22 +908,6 @@ fn selector_tests(cond: &str) -> Option<Vec<Selector>> {
         out.push((name, part.to_string()));
     }
     Some(out)
-}
-
-/// `x` without the parentheses that enclose all of it.
-fn strip_parens(x: &str) -> &str {
-    let mut x = x.trim();
-    while let Some(inner) = x.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
-        let whole = inner.chars().try_fold(0i32, |d, ch| {
-            let d = d + i32::from(ch == '(') - i32::from(ch == ')');
-            (d >= 0).then_some(d)
-        }) == Some(0);
-        if !whole {
-            break;
-        }
-        x = inner.trim();
-    }
-    x
 }
 
 /// A launch's conditions split into the selector tests it passes (see
