@@ -121,6 +121,19 @@ fn refuted(cond: &str, env: &Env) -> Option<Truth> {
         .filter(|k| k.contains("&&"))
         .take(8)
         .collect();
+    // Only what `cond` says of its own names is new here: a negation none of whose
+    // names `cond` mentions was already settled by the environment alone.
+    let words = |t: &str| -> BTreeSet<String> {
+        t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+            .map(str::to_string)
+            .collect()
+    };
+    let named = words(cond);
+    let negated: Vec<&str> = negated
+        .into_iter()
+        .filter(|n| !words(n).is_disjoint(&named))
+        .collect();
     if negated.is_empty() {
         return None;
     }
@@ -645,6 +658,37 @@ pub fn shifted_bounds(held: &[String], name: &str, by: i64, to: &str) -> Vec<Str
 /// makes certain: each part of a conjunction that holds, each part of a disjunction
 /// that does not.
 fn comparisons(c: &str, holds: bool) -> Vec<(String, &'static str, i64)> {
+    type Memo = std::collections::HashMap<(bool, String), Vec<(String, &'static str, i64)>>;
+    // The same held conditions are read under many environments in turn (each probe of
+    // `refuted`, each condition of a path), and reading one is a regex match: kept per
+    // text, and dropped whole when the enumerators that decide them change.
+    const KEPT: usize = 1 << 16;
+    thread_local! {
+        static MEMO: std::cell::RefCell<(u64, Memo)> = std::cell::RefCell::new((0, Memo::new()));
+    }
+    let generation = ENUMERATORS_GENERATION.load(std::sync::atomic::Ordering::Relaxed);
+    let key = (holds, c.to_string());
+    if let Some(hit) = MEMO.with(|m| {
+        let m = m.borrow();
+        (m.0 == generation)
+            .then(|| m.1.get(&key).cloned())
+            .flatten()
+    }) {
+        return hit;
+    }
+    let out = read_comparisons(c, holds);
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.0 != generation || m.1.len() >= KEPT {
+            m.0 = generation;
+            m.1.clear();
+        }
+        m.1.insert(key, out.clone());
+    });
+    out
+}
+
+fn read_comparisons(c: &str, holds: bool) -> Vec<(String, &'static str, i64)> {
     let c = c.trim();
     let whole = |inner: &str| {
         inner.chars().try_fold(0i32, |d, ch| {
@@ -1683,7 +1727,12 @@ pub fn add_enumerators(text: &str) {
     }
     let mut known = ENUMERATORS.write().unwrap_or_else(|e| e.into_inner());
     known.extend(found);
+    ENUMERATORS_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
+
+/// Bumped whenever [`ENUMERATORS`] changes, so that what was read with the old table
+/// is read again.
+static ENUMERATORS_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The integer constants `constexpr T name = expr;` of the libraries' helper headers
 /// (int64_helpers.hpp's `c_i32_max`, `c_i64_grid_X_chunk`), the first definition of a
