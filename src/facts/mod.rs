@@ -842,8 +842,11 @@ impl<'a> FactReader<'a> {
                         .push((f.lib.clone(), f.file.clone(), first, f.end_line));
                     continue;
                 }
+                // Where the function launches the kernel at several sites, only what
+                // every live one tests is a condition of reaching a launch of it.
                 out.own_conditions
                     .entry((e.file.clone(), e.line))
+                    .and_modify(|shared| shared.retain(|c| f.conditions.contains(c)))
                     .or_insert_with(|| f.conditions.clone());
                 under(&mut f, &reach);
                 if !self.surely_reached(g, binder, e.from, &mut sure, 0) {
@@ -1823,6 +1826,14 @@ impl<'a> FactReader<'a> {
                         if !said.is_empty() {
                             v.insert(key.into(), said.join(", "));
                         }
+                    }
+                    let code: Vec<&str> = t.s[b.open..b.close]
+                        .split('\n')
+                        .map(|l| l.split_once("//").map_or(l, |x| x.0))
+                        .collect();
+                    let own = crate::index::device::thread_owned_arrays(&code);
+                    if !own.is_empty() {
+                        v.insert("thread_owned".into(), own.join(" "));
                     }
                 }
                 let mut f = fact(kind, &n.name, hits[0].1, v);

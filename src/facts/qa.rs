@@ -1131,11 +1131,20 @@ fn statement(f: &Fact) -> Option<String> {
                     ));
                 }
             }
-            if orders.is_empty() {
+            let mut said = if orders.is_empty() {
                 counted
             } else {
                 format!("{counted} In shared memory, {}.", listed_all(&orders))
+            };
+            // A tile each thread keeps to itself needs no barrier between threads.
+            if let Some(own) = slot(f, "thread_owned") {
+                let names: Vec<String> = own.split(' ').map(code).collect();
+                said.push_str(&format!(
+                    " Each thread reads and writes only its own elements of {} (every subscript is the thread's index plus a multiple of one stride), so no barrier is needed to order them between threads.",
+                    listed_all(&names)
+                ));
             }
+            said
         }
         FactKind::StoresNothing => format!(
             "{} stores nothing and allocates nothing: its body returns, `{};` ({at}).",
@@ -3004,6 +3013,24 @@ mod tests {
         let s = statement(&f).expect("a sentence");
         assert!(
             s.ends_with("In shared memory, the one at line 65 separates the writes of `psums` before it from the reads after it and the one at line 59 keeps the writes to `psums` before it ahead of the writes to other elements after it."),
+            "{s}"
+        );
+        // rocblas_trsm_kernels.hpp:2061: `sA` is read across columns, `sB` only at the
+        // thread's own column.
+        let f = fact(
+            FactKind::Barrier,
+            &[
+                ("ops", "__syncthreads"),
+                ("count", "1"),
+                ("lines", "2061"),
+                ("orders", "2061 sA"),
+                ("thread_owned", "sB"),
+            ],
+            &[],
+        );
+        let s = statement(&f).expect("a sentence");
+        assert!(
+            s.ends_with("the one at line 2061 separates the writes of `sA` before it from the reads after it. Each thread reads and writes only its own elements of `sB` (every subscript is the thread's index plus a multiple of one stride), so no barrier is needed to order them between threads."),
             "{s}"
         );
     }

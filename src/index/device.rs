@@ -4,6 +4,7 @@
 //! each barrier orders; the find-the-bug questions plant a missing barrier only where
 //! it orders something. One reading serves both.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -178,6 +179,144 @@ pub fn orders(before: &[&str], after: &[&str], name: &str, scalar: bool) -> bool
     })
 }
 
+/// The shared arrays of `lines` (a kernel's code, comments cut) that each thread only
+/// ever touches at its own elements ([`each_thread_its_own`]), in declaration order.
+pub fn thread_owned_arrays(lines: &[&str]) -> Vec<String> {
+    let threads = thread_index_names(lines);
+    shared_names(lines)
+        .into_iter()
+        .filter(|(name, scalar)| !scalar && each_thread_its_own(lines, name, &threads))
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// The names that hold a thread's index in its block: `threadIdx.x` and
+/// `hipThreadIdx_x` themselves, and locals set to exactly one of them
+/// (`const int tx = threadIdx.x;`).
+pub fn thread_index_names(lines: &[&str]) -> Vec<String> {
+    static LOCAL: OnceLock<Regex> = OnceLock::new();
+    let local = LOCAL.get_or_init(|| {
+        Regex::new(
+            r"\b([A-Za-z_]\w*)\s*=\s*(?:\(\s*\w+\s*\)\s*)?(?:threadIdx\.x|hipThreadIdx_x)\s*;",
+        )
+        .expect("static regex")
+    });
+    let mut out = vec!["threadIdx.x".to_string(), "hipThreadIdx_x".to_string()];
+    for l in lines {
+        for c in local.captures_iter(l) {
+            if !out.contains(&c[1].to_string()) {
+                out.push(c[1].to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Whether every subscript of shared array `name` in `lines` is the thread's index plus
+/// a multiple of one stride the thread's index does not enter (`sB[i * NB + tx]`,
+/// `sB[(i - 3) * NB + tx]`): each thread then touches only its own elements, and no
+/// barrier orders them between threads (rocblas_trsm_kernels.hpp's `sB`, one column per
+/// thread; its blocks have as many threads as the stride, which is taken on trust here).
+/// A subscript of any other form, or the array used without one, says no.
+pub fn each_thread_its_own(lines: &[&str], name: &str, threads: &[String]) -> bool {
+    let use_ = Regex::new(&format!(r"\b{}\b\s*(\[[^;=]*?\])?", regex::escape(name)))
+        .expect("escaped name");
+    // Offsets kept in locals (`rocblas_int col_off = j * NB;`) read as what they hold.
+    static LOCAL: OnceLock<Regex> = OnceLock::new();
+    let local = LOCAL
+        .get_or_init(|| Regex::new(r"\b([A-Za-z_]\w*)\s*=\s*([^;=]+);").expect("static regex"));
+    let mut held: BTreeMap<String, String> = BTreeMap::new();
+    for l in lines {
+        for c in local.captures_iter(l) {
+            held.insert(c[1].to_string(), c[2].split_whitespace().collect());
+        }
+    }
+    let mut thread: Option<String> = None;
+    let mut strides: Option<BTreeSet<String>> = None;
+    for l in lines {
+        if l.contains("__shared__") {
+            continue;
+        }
+        for c in use_.captures_iter(l) {
+            let Some(sub) = c.get(1) else {
+                return false;
+            };
+            let mut inner: String = sub.as_str()[1..sub.as_str().len() - 1]
+                .split_whitespace()
+                .collect();
+            if let Some((first, t)) = inner.split_once('+') {
+                if let Some(v) = held
+                    .get(first)
+                    .filter(|_| !threads.iter().any(|n| n == first))
+                {
+                    inner = format!("{v}+{t}");
+                }
+            }
+            let Some((t, s)) = thread_plus_stride(&inner, threads) else {
+                return false;
+            };
+            if thread.get_or_insert_with(|| t.clone()) != &t {
+                return false;
+            }
+            let common = match strides.take() {
+                Some(before) => before.intersection(&s).cloned().collect(),
+                None => s,
+            };
+            if common.is_empty() {
+                return false;
+            }
+            strides = Some(common);
+        }
+    }
+    strides.is_some()
+}
+
+/// The thread name and the candidate strides of a subscript written `X * S + t`,
+/// `S * X + t` or `t + ...` (spaces removed), where `t` is a thread's index, `X` does not
+/// mention one, and a candidate stride is a factor that is a plain name.
+fn thread_plus_stride(sub: &str, threads: &[String]) -> Option<(String, BTreeSet<String>)> {
+    let (t, rest) = match sub.rsplit_once('+') {
+        Some((rest, t)) if threads.iter().any(|n| n == t) => (t, rest),
+        _ => {
+            let (t, rest) = sub.split_once('+')?;
+            threads.iter().any(|n| n == t).then_some((t, rest))?
+        }
+    };
+    let mentions_thread = threads.iter().any(|n| {
+        rest.match_indices(n.as_str()).any(|(i, _)| {
+            let before = rest[..i].chars().next_back();
+            let after = rest[i + n.len()..].chars().next();
+            let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+            !word(before) && !word(after)
+        })
+    });
+    if mentions_thread {
+        return None;
+    }
+    // One product at the top level: `(i - 3) * NB`, `NB * (i + j)`, not `i - 3 * NB`.
+    let mut depth = 0i32;
+    let mut stars = Vec::new();
+    for (i, c) in rest.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            '+' | '-' | '/' | '%' if depth == 0 => return None,
+            '*' if depth == 0 => stars.push(i),
+            _ => {}
+        }
+    }
+    let [star] = stars[..] else {
+        return None;
+    };
+    let plain = |f: &str| !f.is_empty() && f.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let strides: BTreeSet<String> = [&rest[..star], &rest[star + 1..]]
+        .into_iter()
+        .filter(|f| plain(f) && !f.starts_with(|c: char| c.is_ascii_digit()))
+        .map(str::to_string)
+        .collect();
+    (!strides.is_empty()).then(|| (t.to_string(), strides))
+}
+
 /// Whether `before` writes elements of shared array `name` and `after` writes one at
 /// a subscript none of those writes used: another thread's element, written again
 /// (iamax's block reduction zeroes `psums[wavelet]`, then each wavefront stores its
@@ -235,6 +374,7 @@ pub fn barrier_write_orders(lines: &[&str]) -> Vec<(usize, Vec<String>)> {
 /// the next one ([`orders`]), in the order they are declared; none where none is seen.
 pub fn barrier_orders(lines: &[&str]) -> Vec<(usize, Vec<String>)> {
     let shared = shared_names(lines);
+    let threads = thread_index_names(lines);
     let at: Vec<usize> = lines
         .iter()
         .enumerate()
@@ -248,7 +388,10 @@ pub fn barrier_orders(lines: &[&str]) -> Vec<(usize, Vec<String>)> {
             let to = at.get(n + 1).copied().unwrap_or(lines.len());
             let names = shared
                 .iter()
-                .filter(|(name, scalar)| orders(&lines[from..k], &lines[k + 1..to], name, *scalar))
+                .filter(|(name, scalar)| {
+                    orders(&lines[from..k], &lines[k + 1..to], name, *scalar)
+                        && !each_thread_its_own(&lines[from..to], name, &threads)
+                })
                 .map(|(name, _)| name.clone())
                 .collect();
             (k, names)
@@ -304,6 +447,28 @@ mod tests {
         assert_eq!(
             got,
             [(1, vec![]), (3, vec!["sval".to_string()]), (5, vec![])]
+        );
+        // Each thread in its own column of a shared tile: nothing to order between
+        // threads (rocblas_trsm_kernels.hpp's `sB`), while the tile read across
+        // columns is ordered.
+        let columns = [
+            "const int tx = threadIdx.x;",
+            "__shared__ T sA[NB * NB];",
+            "__shared__ T sB[NB * NB];",
+            "for(int i = 0; i < n; i++) { sA[i * NB + tx] = A[i]; sB[i * NB + tx] = B[i]; }",
+            "__syncthreads();",
+            "for(int i = 0; i < n; i++) resB[0] = sB[(i - 3) * NB + tx] * sA[i * NB + j];",
+            "sB[(i + 1) * NB + tx] = resB[0];",
+            "rocblas_int col_off = j * NB; T sB_reg = sB[col_off + tx];",
+            "resB[j] = sB[tx + NB * (i - j)];",
+        ];
+        assert_eq!(barrier_orders(&columns), [(4, vec!["sA".to_string()])]);
+        // The same tile read at another thread's column is ordered.
+        let mut across = columns;
+        across[6] = "sB[(i + 1) * NB + tx] = sB[i * NB + j];";
+        assert_eq!(
+            barrier_orders(&across),
+            [(4, vec!["sA".to_string(), "sB".to_string()])]
         );
         // A thread reading back its own element needs no barrier.
         let own = [
