@@ -21,7 +21,7 @@ Causes (a prompt is counted once per cause):
   base-unasked       base-form code in a prompt whose question compares no variants
   other-kernels      a kernel other than the one asked about is shown whole, unnamed
   dispatch-premise   "reaches the launch ... only when" while the launcher launches
-                     the kernel at two or more sites
+                     the kernel at two or more sites (not "any of its N launches")
   generic            a question whose ideal answer is the same for every family
 """
 import json
@@ -148,8 +148,10 @@ def causes(r, constants, lib, own=frozenset(), paired=frozenset()):
         if any("base form" in b[4] for b in bs):
             found.add("base-unasked")
     if r["template_id"] == "a2k.dispatch" and launcher and target:
-        sites = [l for l in launcher[5].splitlines() if re.search(r"\b%s\b" % re.escape(target[3]), l)]
-        if len(sites) >= 2:
+        sites = [l for l in launcher[5].splitlines() if re.search(r"\b%s\b" % re.escape(target[3]), re.sub(r"//.*", "", l))]
+        # A premise about one launch where there are several; naming all of them ("any
+        # of its 4 launches") makes the condition one they all share.
+        if len(sites) >= 2 and "any of its %d launches" % len(sites) not in q:
             found.add("dispatch-premise")
     if r["template_id"] in GENERIC:
         found.add("generic")

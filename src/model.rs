@@ -309,7 +309,8 @@ pub struct WhatRuns {
     /// it guards; what they test is not a choice this API makes.
     pub regions: Vec<(String, String, u32, u32)>,
     /// `(file, line)` of a launch edge the API makes -> the conditions in the launching
-    /// function still open for the API (decided parts dropped), of its first live launch.
+    /// function still open for the API (decided parts dropped) that every live launch
+    /// site of the edge shares: what must hold for the API to reach any of them.
     pub launch_conditions: std::collections::BTreeMap<(String, u32), Vec<String>>,
     /// `(file, line, kernel node)` of a launch edge every launch of which is never made
     /// for the API (`trsm_lower`'s backward-substitution launch when the caller passes

@@ -128,6 +128,11 @@ pub struct TemplateSpec {
     /// (a function, a `file:line` site) are shown whatever their part.
     #[serde(default = "default_shows")]
     pub shows: Vec<String>,
+    /// Shows the target kernel and its work as well where the kernel carries the
+    /// family's name: what the API computes is written there (rotmg's
+    /// `rocblas_rotmg_calc`), not in a host chain that only passes arguments on.
+    #[serde(default)]
+    pub own_work: bool,
     /// The question; placeholders: {api} {apis} {family} {variant} {kernel} {kernels}
     /// {launcher} {entry} {lib} {version}.
     pub text: String,
@@ -196,13 +201,15 @@ pub struct Template {
     pub needs: Vec<String>,
     /// Parts of the slice the question is shown.
     pub shows: Vec<PiecePart>,
+    /// Also the target and its work, where the target is the family's own kernel.
+    pub own_work: bool,
     /// Keys of the pattern it is asked once per (empty: once per slice).
     pub pattern: Vec<String>,
     /// `file:line` it came from.
     pub origin: String,
 }
 
-const PLACEHOLDERS: [&str; 39] = [
+const PLACEHOLDERS: [&str; 40] = [
     "twin",
     "elem_type",
     "scalars",
@@ -232,6 +239,7 @@ const PLACEHOLDERS: [&str; 39] = [
     "base_api",
     "launch_site",
     "launch_line",
+    "launch_sites",
     "shape",
     "condition",
     "threshold",
@@ -433,6 +441,7 @@ pub fn parse_templates(text: &str, name: &str) -> Result<Vec<Template>, Template
             phrasings: t.phrasings.iter().map(|p| p.trim().to_string()).collect(),
             needs: t.needs,
             shows,
+            own_work: t.own_work,
             pattern: t.pattern,
             origin: format!("{name}:{line}"),
         });
@@ -946,6 +955,22 @@ fn names(text: &str, name: &str) -> bool {
         })
 }
 
+/// The parts of slice `s` a question of template `t` is shown.
+pub fn shown_parts(t: &Template, s: &Slice) -> Vec<PiecePart> {
+    let mut shows = t.shows.clone();
+    // `rocblas_rotmg_kernel` for rotmg; not latrd's kernels for sygv.
+    let family_kernel = !s.family.is_empty()
+        && format!("_{}_", s.focus.target).contains(&format!("_{}_", s.family));
+    if t.own_work && family_kernel {
+        for p in [PiecePart::Target, PiecePart::Work] {
+            if !shows.contains(&p) {
+                shows.push(p);
+            }
+        }
+    }
+    shows
+}
+
 /// What a question is shown of its slice: the parts its template shows, and every
 /// piece the `texts` name (a function by name, a `file:line` site inside it). The rest
 /// was cut for the slice's other questions: a launch-shape question needs no
@@ -1020,13 +1045,14 @@ pub fn plan(templates: &[Template], s: &Slice) -> SlicePlan {
     let texts_of = |shows: &[PiecePart]| -> Vec<&str> {
         filled
             .iter()
-            .filter(|(t, _)| t.shows == shows)
+            .filter(|(t, _)| shown_parts(t, s) == shows)
             .map(|(_, x)| x.as_str())
             .collect()
     };
     for (t, text) in filled.iter().map(|(t, x)| (*t, x.clone())) {
-        let shared = view(s, &t.shows, &texts_of(&t.shows));
-        let own = view(s, &t.shows, &[&text]);
+        let shows = shown_parts(t, s);
+        let shared = view(s, &shows, &texts_of(&shows));
+        let own = view(s, &shows, &[&text]);
         // A kernel joins only the view of the question that names it: shown to the
         // others it would read as part of their answer.
         let mut v = Slice {

@@ -380,9 +380,16 @@ pub fn cut(
         Some(t) => target::path_to(&par, t),
         None => (0..g.nodes.len().min(2)).map(|i| (i, 0)).collect(),
     };
-    for &(i, line) in &chain {
+    for (k, &(i, line)) in chain.iter().enumerate() {
         if i == 0 || g.nodes[i].kind == NodeKind::Opaque || Some(i) == spec.target {
             continue;
+        }
+        // The launcher of the target shows every site that launches it (hemv's four
+        // `rocblas_hemvn_kernel_lower_block_sum` launches, by pointer mode and index
+        // width), not only the one the graph's edge names.
+        let mut keep = vec![line];
+        if let Some(&(t, _)) = chain.get(k + 1).filter(|(t, _)| Some(*t) == spec.target) {
+            keep.extend(named_lines(trees, &g.nodes[i], &g.nodes[t].name));
         }
         add(
             &mut picks,
@@ -391,7 +398,7 @@ pub fn cut(
             Tier::Required,
             PiecePart::Path,
             false,
-            vec![line],
+            keep,
             None,
         );
         focus.chain.push(g.nodes[i].name.clone());
@@ -958,6 +965,24 @@ fn strip_variant(name: &str) -> String {
     n
 }
 
+/// The lines of node `n`'s body that name `name` as a word (on a launch line or the
+/// line after an open `ROCBLAS_LAUNCH_KERNEL(`).
+fn named_lines(trees: &Trees, n: &crate::model::GraphNode, name: &str) -> Vec<u32> {
+    let Ok(lines) = trees.lines(&n.lib, &n.file) else {
+        return Vec::new();
+    };
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    (n.start_line + 1..=n.end_line)
+        .filter(|&l| {
+            let text = lines.get(l as usize - 1).map(String::as_str).unwrap_or("");
+            !text.trim_start().starts_with("//")
+                && text.match_indices(name).any(|(i, _)| {
+                    !text[..i].ends_with(word) && !text[i + name.len()..].starts_with(word)
+                })
+        })
+        .collect()
+}
+
 /// One overload per name among `nodes` (calls resolve by name, so a helper's whole
 /// overload set is reached): the one whose text fits the slice's precision and form.
 fn dedup_overloads(
@@ -978,7 +1003,9 @@ fn dedup_overloads(
             .map(|s| s.as_str())
             .collect::<Vec<_>>()
             .join(" ");
-        let is_complex = head.contains("complex");
+        // `enable_if_t<!rocblas_is_complex<T>, int>` marks the real-only overload.
+        let real_only = head.contains("!rocblas_is_complex") || head.contains("!is_complex");
+        let is_complex = !real_only && head.contains("complex");
         let mut s = if is_complex == complex_slice { 2 } else { 0 };
         let ptr_array =
             head.contains("* const*") || head.contains("*const*") || head.contains("* const *");
@@ -1004,7 +1031,30 @@ fn dedup_overloads(
             }
         }
     }
-    best.into_iter().map(|(_, i, _)| i).collect()
+    // Overloads of a few lines that fit as well as the chosen one are shown beside it:
+    // which one runs may turn on how the caller passes an argument (`load_scalar`'s
+    // by-value form in host pointer mode, its pointer form in device mode).
+    let tiny = |i: usize| g.nodes[i].end_line.saturating_sub(g.nodes[i].start_line) <= 6;
+    let mut out = Vec::new();
+    for (name, i, sc) in best {
+        out.push(i);
+        if !tiny(i) {
+            continue;
+        }
+        let mut seen = vec![i];
+        for &j in nodes {
+            if g.nodes[j].name == name
+                && g.nodes[j].file == g.nodes[i].file
+                && !seen.contains(&j)
+                && tiny(j)
+                && score(j) >= sc
+            {
+                seen.push(j);
+                out.push(j);
+            }
+        }
+    }
+    out
 }
 
 /// The first line of the doc comment right above a declaration (or the declaration's

@@ -30,7 +30,7 @@ fn patterns() -> &'static Patterns {
         Patterns {
             dim3: r(r"\bdim3\s+(\w+)\s*[\(\{]([^;]*)[\)\}]\s*;"),
             cond: r(r"\b(?:else\s+)?if\s*\((.+)\)\s*(?:\{|return\b|$)"),
-            threshold: r(r"\b\w+\s*(?:<=|>=|<|>)\s*\d{2,}\b"),
+            threshold: r(r"(?:^|[^.\w>])([A-Za-z_]\w*)\s*(?:<=|>=|<|>)\s*\d{2,}\b"),
             bounds: r(r"(?:ROCBLAS_KERNEL|__launch_bounds__)\s*\(\s*([^()]*(?:\([^()]*\))?[^()]*)\)"),
             barrier: r(r"\b(__syncthreads|__threadfence\w*|__builtin_amdgcn_s_barrier)\b"),
             lds: r(r"__shared__\s+([^;]+);"),
@@ -138,9 +138,19 @@ pub fn read(
                 // under each one's condition: no single condition is "the" one.
                 // (Read off the launcher's text: the graph keeps one edge per callee.)
                 let kernel = &g.nodes[t].name;
-                let launches = |l: &str| {
-                    l.contains(kernel.as_str())
-                        && (l.contains("LAUNCH") || l.contains("<<<") || l.contains("hipLaunch"))
+                let launch_word =
+                    |l: &str| l.contains("LAUNCH") || l.contains("<<<") || l.contains("hipLaunch");
+                // The kernel's name as a word, on the launch line or the one after an
+                // open `ROCBLAS_LAUNCH_KERNEL(`.
+                let launches = |l: u32| {
+                    let text = body(l);
+                    let named = text.match_indices(kernel.as_str()).any(|(i, _)| {
+                        !text[i + kernel.len()..]
+                            .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                            && !text[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                    });
+                    let above = body(l.saturating_sub(1)).trim_end();
+                    named && (launch_word(text) || (launch_word(above) && above.ends_with('(')))
                 };
                 let sites: Vec<u32> = g
                     .nodes
@@ -152,14 +162,14 @@ pub fn read(
                     })
                     .take(1)
                     .flat_map(|n| n.start_line..=n.end_line)
-                    .filter(|&l| launches(body(l)) && !dead(lp, l))
+                    .filter(|&l| launches(l) && !dead(lp, l))
                     .collect();
                 // The conditions the facts read for this launch, with what the API
-                // fixes: exact, and none when the launch is unconditional for it. Without
-                // them, the nearest `if` above the launch.
-                let launch_conditions = runs
-                    .and_then(|d| d.launch_conditions.get(&(file.clone(), line)))
-                    .filter(|_| sites.len() <= 1);
+                // fixes: exact (those every live site shares, where there are several),
+                // and none when a launch is unconditional for it. Without them, the
+                // nearest `if` above a launch made at one site.
+                let launch_conditions =
+                    runs.and_then(|d| d.launch_conditions.get(&(file.clone(), line)));
                 match launch_conditions {
                     Some(conds) => {
                         let open: Vec<String> = conds
@@ -196,11 +206,25 @@ pub fn read(
                 focus
                     .values
                     .insert("launch_line".into(), clip(body(line).trim(), 90));
+                // How many launches a dispatch question is about: one, or every live
+                // site, named by line.
+                let launch_sites = match sites.len() {
+                    0 | 1 => "the launch".to_string(),
+                    n => format!(
+                        "any of its {n} launches (lines {})",
+                        sites
+                            .iter()
+                            .map(u32::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                };
+                focus.values.insert("launch_sites".into(), launch_sites);
             }
         }
     }
     threshold(focus, pieces, trees, &dead);
-    scan(focus, pieces, trees, &dead);
+    scan(focus, pieces, trees, g, &dead);
 }
 
 /// Sites anywhere in the shown code: grid limits, `info` writes, architecture tests,
@@ -209,9 +233,11 @@ fn scan(
     focus: &mut SliceFocus,
     pieces: &[SlicePiece],
     trees: &Trees,
+    g: &InterfaceGraph,
     dead: &dyn Fn(&SlicePiece, u32) -> bool,
 ) {
     let p = patterns();
+    let batched = g.api.variants.iter().any(|v| v.contains("batched"));
     for q in pieces {
         let lower = q.name.to_ascii_lowercase();
         if !focus.values.contains_key("workspace_fn")
@@ -231,6 +257,11 @@ fn scan(
                 continue;
             }
             for (key, re) in [("grid_limit", &p.grid_limit), ("arch", &p.arch)] {
+                // A limit on the batch count is no limit for an API whose batch count
+                // is 1 (rocblas_isamax_64's chunks of `batch_count_64`).
+                if key == "grid_limit" && !batched && text.contains("batch") {
+                    continue;
+                }
                 if !focus.values.contains_key(key) {
                     if let Some(c) = re.captures(text) {
                         focus.values.insert(key.into(), c[1].to_string());
@@ -284,7 +315,18 @@ pub fn selects_path(text: &str) -> bool {
     }
     p.cond
         .captures(t)
-        .is_some_and(|c| p.threshold.is_match(&c[1]) || p.arch.is_match(&c[1]))
+        .is_some_and(|c| tests_a_size(&c[1]) || p.arch.is_match(&c[1]))
+}
+
+/// Does a condition compare a size with a number of two digits or more
+/// (`n <= 1024 && batch_count >= 256`)? A property of the device or of a struct
+/// (`deviceProperties.warpSize >= 64`, rocauxiliary_larfg.hpp:274, a workaround by its
+/// TODO) is no size threshold of the call, nor is the wavefront width.
+fn tests_a_size(cond: &str) -> bool {
+    patterns()
+        .threshold
+        .captures_iter(cond)
+        .any(|c| !matches!(&c[1], "warpSize" | "WARP_SIZE" | "wavefront_size"))
 }
 
 /// The first size threshold (`n <= 1024 && batch_count >= 256`) in the host chain.
@@ -305,7 +347,7 @@ fn threshold(
                 continue;
             }
             if let Some(c) = p.cond.captures(text.trim()) {
-                if p.threshold.is_match(&c[1]) {
+                if tests_a_size(&c[1]) {
                     let cond = whole_condition(&lines, l).unwrap_or_else(|| c[1].to_string());
                     focus
                         .values
@@ -351,7 +393,12 @@ mod tests {
             .cond
             .captures("if(n <= 1024 && batch_count >= 256)")
             .unwrap();
-        assert!(p.threshold.is_match(&c[1]));
+        assert!(tests_a_size(&c[1]));
+        assert!(tests_a_size("is_gfx90a && (m > 2000) && (m == n)"));
+        // The wavefront width and a struct's member are no sizes of the call.
+        assert!(!tests_a_size("deviceProperties.warpSize >= 64"));
+        assert!(!tests_a_size("warpSize >= 64"));
+        assert!(!tests_a_size("handle->wavefront >= 64"));
         let c = p
             .bounds
             .captures("ROCBLAS_KERNEL(NB) rocblas_scal_kernel(")
