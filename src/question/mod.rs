@@ -209,8 +209,9 @@ pub struct Template {
     pub origin: String,
 }
 
-const PLACEHOLDERS: [&str; 40] = [
+const PLACEHOLDERS: [&str; 41] = [
     "twin",
+    "size_args",
     "elem_type",
     "scalars",
     "grid_limit",
@@ -586,6 +587,36 @@ fn value(s: &Slice, ph: &str) -> Result<String, String> {
         }
     };
     Ok(match ph {
+        "size_args" => {
+            // The sizes, increments, leading dimensions and batch count the public
+            // declaration takes, in its order: a zero-size question asks of those
+            // (iamin has no leading dimension, geam no increment).
+            let decl = s
+                .pieces
+                .iter()
+                .find(|p| p.role == crate::model::PieceRole::Declaration)
+                .map_or("", |p| p.text.as_str());
+            let code = decl
+                .find(&format!("{}(", s.api))
+                .or_else(|| decl.find(&s.api))
+                .map_or("", |k| &decl[k..]);
+            let mut names: Vec<&str> = Vec::new();
+            for w in code.split(|c: char| !c.is_alphanumeric() && c != '_') {
+                let size = matches!(w, "m" | "n" | "k" | "kl" | "ku" | "nrhs" | "batch_count")
+                    || (w.len() <= 5 && (w.starts_with("inc") || w.starts_with("ld")));
+                if size && !names.contains(&w) {
+                    names.push(w);
+                }
+            }
+            if names.is_empty() {
+                return Err("the declaration takes no size".into());
+            }
+            let coded: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+            match coded.len() {
+                1 => coded[0].clone(),
+                n => format!("{} or {}", coded[..n - 1].join(", "), coded[n - 1]),
+            }
+        }
         "elem_type" => elem_type(&s.api)
             .ok_or("the API's name gives no single element type")?
             .to_string(),

@@ -992,13 +992,19 @@ fn dedup_overloads(
     trees: &Trees,
 ) -> Vec<usize> {
     let complex_slice = variant == "complex" || g.api.precision == "c" || g.api.precision == "z";
+    let any_type = variant == "ex" || g.api.precision.is_empty();
     let batched = variant.contains("batched") && !variant.contains("strided");
     let score = |i: usize| -> i32 {
         let n = &g.nodes[i];
         let Ok(lines) = trees.lines(&n.lib, &n.file) else {
             return 0;
         };
-        let head: String = (n.start_line..=(n.start_line + 4).min(n.end_line))
+        // The template header and the signature, up to the body's brace (rot's
+        // `enable_if_t` sits on the seventh line of its template header).
+        let open = (n.start_line..=(n.start_line + 12).min(n.end_line))
+            .find(|&l| lines.get(l as usize - 1).is_some_and(|t| t.contains('{')))
+            .unwrap_or((n.start_line + 4).min(n.end_line));
+        let head: String = (n.start_line..=open)
             .filter_map(|l| lines.get(l as usize - 1))
             .map(|s| s.as_str())
             .collect::<Vec<_>>()
@@ -1006,7 +1012,12 @@ fn dedup_overloads(
         // `enable_if_t<!rocblas_is_complex<T>, int>` marks the real-only overload.
         let real_only = head.contains("!rocblas_is_complex") || head.contains("!is_complex");
         let is_complex = !real_only && head.contains("complex");
-        let mut s = if is_complex == complex_slice { 2 } else { 0 };
+        // A form that takes its types as arguments (`rocblas_rot_ex`) runs both.
+        let mut s = if is_complex == complex_slice || any_type {
+            2
+        } else {
+            0
+        };
         let ptr_array =
             head.contains("* const*") || head.contains("*const*") || head.contains("* const *");
         if ptr_array == batched {
@@ -1034,7 +1045,9 @@ fn dedup_overloads(
     // Overloads of a few lines that fit as well as the chosen one are shown beside it:
     // which one runs may turn on how the caller passes an argument (`load_scalar`'s
     // by-value form in host pointer mode, its pointer form in device mode).
-    let tiny = |i: usize| g.nodes[i].end_line.saturating_sub(g.nodes[i].start_line) <= 6;
+    // Where the API's types are arguments, each type's overload of a helper runs.
+    let few = if any_type { 40 } else { 6 };
+    let tiny = |i: usize| g.nodes[i].end_line.saturating_sub(g.nodes[i].start_line) <= few;
     let mut out = Vec::new();
     for (name, i, sc) in best {
         out.push(i);

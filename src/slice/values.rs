@@ -271,7 +271,13 @@ fn scan(
                     }
                 }
             }
-            if !focus.values.contains_key("info_site") && p.info.is_match(text) {
+            // `reset_info` sets a start value whatever the data: no result is reported
+            // there.
+            if !focus.values.contains_key("info_site")
+                && !lower.starts_with("reset")
+                && !lower.starts_with("init")
+                && p.info.is_match(text)
+            {
                 focus
                     .values
                     .insert("info_site".into(), format!("{}:{l}", q.file));
