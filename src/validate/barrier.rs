@@ -13,8 +13,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-/// Where a barrier of `code` sits under a thread-dependent condition, described.
-pub fn divergent_barrier(code: &str) -> Option<String> {
+/// Where a barrier of `code` sits under a thread-dependent condition, described, with
+/// the `if`/`for`/`while` head it sits under (`if(y < ny)`).
+pub fn divergent_barrier(code: &str) -> Option<(String, String)> {
     let code = without_strings(&without_comments(code));
     let barriers: Vec<usize> = barrier_re().find_iter(&code).map(|m| m.start()).collect();
     if barriers.is_empty() {
@@ -64,8 +65,11 @@ pub fn divergent_barrier(code: &str) -> Option<String> {
                 let cond: String = head.split_whitespace().collect::<Vec<_>>().join(" ");
                 let what = &code[b..];
                 let what = what[..what.find('(').unwrap_or(what.len())].trim();
-                return Some(format!(
-                    "{what} under `{keyword} ({cond})`, which differs between the threads of a block: the threads that skip it leave the others waiting"
+                return Some((
+                    format!(
+                        "{what} under `{keyword} ({cond})`, which differs between the threads of a block: the threads that skip it leave the others waiting"
+                    ),
+                    format!("{keyword}({cond})"),
                 ));
             }
         }
@@ -215,7 +219,39 @@ fn body_after(bytes: &[u8], from: usize) -> Option<(usize, usize)> {
     if bytes[start] == b'{' {
         return Some((start, matching(bytes, start)?));
     }
-    // One statement; a nested `if (...) ...;` ends at its own `;`.
+    // A control statement without braces (`for (...) if (i >= j) { ... }`) ends where
+    // its own body does, and an `if`'s where its `else` does.
+    let word_end = bytes[start..]
+        .iter()
+        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+        .map_or(bytes.len(), |k| start + k);
+    let word = std::str::from_utf8(&bytes[start..word_end]).unwrap_or("");
+    if matches!(word, "if" | "for" | "while" | "switch") {
+        let open = word_end
+            + bytes[word_end..]
+                .iter()
+                .position(|b| !b.is_ascii_whitespace())?;
+        if bytes[open] == b'(' {
+            let (_, mut end) = body_after(bytes, matching(bytes, open)? + 1)?;
+            if word == "if" {
+                let next = end
+                    + 1
+                    + bytes[end + 1..]
+                        .iter()
+                        .position(|b| !b.is_ascii_whitespace())
+                        .unwrap_or(0);
+                if bytes[next..].starts_with(b"else")
+                    && bytes
+                        .get(next + 4)
+                        .is_none_or(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+                {
+                    end = body_after(bytes, next + 4)?.1;
+                }
+            }
+            return Some((start, end));
+        }
+    }
+    // One statement, up to its `;`.
     let mut depth = 0i32;
     for (k, &b) in bytes.iter().enumerate().skip(start) {
         match b {
@@ -223,6 +259,10 @@ fn body_after(bytes: &[u8], from: usize) -> Option<(usize, usize)> {
             b')' | b'}' | b']' => depth -= 1,
             b';' if depth == 0 => return Some((start, k)),
             _ => {}
+        }
+        // The enclosing block closed first: the statement ended before it.
+        if depth < 0 {
+            return Some((start, k.saturating_sub(1)));
         }
     }
     None
@@ -244,7 +284,7 @@ mod tests {
             "    int lane = i % 64;\n    while(lane < 32) { __syncthreads(); lane += 64; }\n}\n",
         ] {
             let code = format!("{HEAD}{body}");
-            let why = divergent_barrier(&code).unwrap_or_else(|| panic!("{code}"));
+            let (why, _) = divergent_barrier(&code).unwrap_or_else(|| panic!("{code}"));
             assert!(why.starts_with("__syncthreads under"), "{why}");
         }
     }
@@ -262,6 +302,10 @@ mod tests {
             // assigns to a name like it; a string holds no assignment.
             "    { const int kk = threadIdx.x / 4; s[kk] = 0; }\n    for(int kk = 0; kk < n; ++kk) {\n        __syncthreads();\n    }\n}\n",
             "    const char* msg = \"k = threadIdx\";\n    for(int j = 0; j < n; ++j) __syncthreads();\n}\n",
+            // A braceless loop nest ends with its inner block: the barrier after it is
+            // reached by every thread.
+            "    for(int k = 0; k < n; ++k) {\n        for(int j = k + threadIdx.y; j < n; j += blockDim.y)\n        {\n            for(int q = k + i; q < n; q += blockDim.x)\n                if(q >= j)\n                {\n                    s[q] = 0;\n                }\n        }\n        __syncthreads();\n    }\n}\n",
+            "    for(int j = i; j < n; j += blockDim.x)\n        if(j > 2) s[j % 256] = 1; else s[0] = 2;\n    __syncthreads();\n}\n",
         ] {
             let code = format!("{HEAD}{body}");
             assert_eq!(divergent_barrier(&code), None, "{code}");

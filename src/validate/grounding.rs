@@ -455,6 +455,35 @@ pub fn tail_at(tail: &str, full: &str, sep: u8) -> bool {
         && full.as_bytes()[full.len() - tail.len() - 1] == sep
 }
 
+/// An AMDGPU instruction (`v_pk_fma_f32`, `s_waitcnt`, `ds_read_b128`,
+/// `global_load_dwordx4`), which an answer reading the compiled code names: the ISA's,
+/// not the library's.
+fn isa_mnemonic(w: &str) -> bool {
+    const MEMORY: &[&str] = &["ds_", "global_", "buffer_", "flat_", "scratch_"];
+    const SCALAR: &[&str] = &[
+        "s_waitcnt",
+        "s_barrier",
+        "s_nop",
+        "s_sleep",
+        "s_setprio",
+        "s_endpgm",
+    ];
+    static TYPED: OnceLock<Regex> = OnceLock::new();
+    // `v_fma_f32`, `v_pk_fma_f32`, `s_load_dwordx4`, `v_mfma_f32_32x32x8f16`.
+    let typed = TYPED.get_or_init(|| {
+        Regex::new(r"^[vs]_[a-z0-9_]*_(?:[fbiu](?:8|16|32|64|128)|dwordx?\d*)(?:_|$)")
+            .expect("static regex")
+    });
+    w.bytes()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_')
+        && (SCALAR.contains(&w)
+            || typed.is_match(w)
+            || (MEMORY.iter().any(|u| w.starts_with(u))
+                && ["load", "store", "read", "write", "atomic"]
+                    .iter()
+                    .any(|k| w.contains(k))))
+}
+
 /// Math notation written like a name (`l_k`, `a_ij`, `x_i`): short parts joined by
 /// underscores, which prose uses for subscripts, not for the library's names.
 fn math_notation(w: &str) -> bool {
@@ -696,6 +725,12 @@ const HARDWARE_NAMES: &[&str] = &[
     "SALUInsts",
     "VFetchInsts",
     "VWriteInsts",
+    // The caches of a compute unit and the chip, as CDNA documents name them.
+    "vL1D",
+    "sL1D",
+    "L1D",
+    "L1I",
+    "MALL",
     "LDSBankConflict",
     "LDSInsts",
     "L2CacheHit",
@@ -726,16 +761,31 @@ pub fn unknown_identifiers(
     known: &KnownNames,
 ) -> Vec<String> {
     let context: HashSet<&str> = identifiers(context).collect();
-    let named = |w: &str| {
+    let plain = |w: &str| {
         known.contains(w)
             || shown.contains(w)
             || context.contains(w)
             || math_notation(w)
             || HARDWARE_NAMES.contains(&w)
+            || isa_mnemonic(w)
             || counter_name(w)
             || shown.contains_shortened(w)
             || known.contains_shortened(w)
             || known.contains_unprefixed(w)
+    };
+    // `_none` for `rocblas_operation_none` beside `rocblas_operation_transpose`, and a
+    // subscript (`(A x)_ind`): a leading underscore starts a tail or an index, not a name.
+    let named = |w: &str| {
+        plain(w)
+            || w.strip_prefix('_')
+                .filter(|r| !r.is_empty() && !r.starts_with('_'))
+                .is_some_and(|r| {
+                    (r.len() <= 4
+                        && r.bytes()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+                        || shown.contains_shortened(r)
+                        || known.contains_shortened(r)
+                })
     };
     // "the gemvn_sm_mn_batched kernel" of `rocblas_gemvn_sm_mn_batched_kernel`.
     let exists = |w: &str| named(w) || named(&format!("{w}_kernel"));
@@ -847,6 +897,15 @@ pub fn names_outside_slice(
 ) -> Vec<String> {
     let mut local: HashSet<&str> = identifiers(context).collect();
     local.extend(along.iter().copied());
+    // The element types of the APIs' precisions and the class behind the complex
+    // ones: what `T` is for `rocsolver_cgetrs`, whether or not a slice spells it.
+    local.extend([
+        "rocblas_complex_num",
+        "rocblas_float_complex",
+        "rocblas_double_complex",
+        "rocblas_half",
+        "rocblas_bfloat16",
+    ]);
     let (_, prose) = split_fences(answer);
     let mut out: Vec<String> = names_used_as_code(&prose)
         .into_iter()
@@ -1317,13 +1376,17 @@ fn in_later_clause(sentence: &str, offset: usize, name: &str, end: usize) -> boo
         if at < end {
             return false;
         }
-        let between = &sentence[end - offset..i];
-        let cited = file_mention_re()
-            .captures_iter(between)
-            .any(|c| c.get(2).is_some())
-            || line_mention_re().is_match(between)
-            || cite.is_match(between);
-        if !cited {
+        let cites = |t: &str| {
+            file_mention_re()
+                .captures_iter(t)
+                .any(|c| c.get(2).is_some())
+                || line_mention_re().is_match(t)
+                || cite.is_match(t)
+        };
+        // Past another citation, or followed by lines of its own before the sentence
+        // ends (`the block is 32x32 (BS2, ideal_sizes.hpp:35), with x = hipThreadIdx_x
+        // (lines 288-291)`).
+        if !cites(&sentence[end - offset..i]) && !cites(&sentence[i + name.len()..]) {
             return false;
         }
         any = true;
@@ -1592,6 +1655,14 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece], about: &[String]) -> 
                     && cited.contains(n)
             })
             || in_function_said(&prose[m.end()..], piece)
+            // `(1182-1183, with idx2D at lib_host_helpers.hpp:53-57)`: a name of the
+            // citation's own parenthesis that the lines hold.
+            || paren_group(&prose, m.start(), m.end()).is_some_and(|(o, e)| {
+                anchors(&prose[o..e]).into_iter().any(|n| n.len() >= 3 && cited.contains(n))
+            })
+            // `rocsolver_getrs_template ignores the trsm return value (getrs.hpp:163-166)`:
+            // lines of the function named just before, holding a word the clause says.
+            || (in_named(false) && shares_word(&segment, &lines))
             || calls_cited_with(&prose, c, &mentions, &cited, shown)
             || group_lines_hold(&prose, m.start(), m.end(), &names, shown);
         let group = paren_group(&prose, m.start(), m.end());
@@ -1631,6 +1702,37 @@ fn paren_group(prose: &str, start: usize, end: usize) -> Option<(usize, usize)> 
 /// Do the lines a parenthesis cites beside the range at `start..end` by number alone
 /// (`(lines 95-98, 111-113; device_macros.hpp:33-37)`, of the file the prose named last
 /// before the parenthesis) hold one of `names`?
+/// Do the lines hold a word of four letters or more, not a generic one, that the
+/// clause says (`trsm` of "the trsm return value" in `rocsolver_trsm_upper<...>(`)?
+fn shares_word(segment: &str, lines: &[&str]) -> bool {
+    const EVERYWHERE: &[&str] = &[
+        "rocblas",
+        "rocsolver",
+        "handle",
+        "template",
+        "const",
+        "batch",
+        "stride",
+        "status",
+        "true",
+        "false",
+        "return",
+        "auto",
+        "void",
+        "size",
+        "type",
+    ];
+    let words = |t: &str| -> HashSet<String> {
+        t.split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| w.len() >= 4 && w.chars().any(|c| c.is_ascii_alphabetic()))
+            .map(|w| w.to_ascii_lowercase())
+            .filter(|w| !GENERIC_WORDS.contains(&w.as_str()) && !EVERYWHERE.contains(&w.as_str()))
+            .collect()
+    };
+    let said = words(segment);
+    lines.iter().any(|l| !words(l).is_disjoint(&said))
+}
+
 fn group_lines_hold(
     prose: &str,
     start: usize,
@@ -2550,6 +2652,7 @@ fn without_parens(s: &str) -> String {
 /// parts, each compared whole). Returns the first such quote, shortened.
 pub fn foreign_quote(
     answer: &str,
+    question: &str,
     own_code: Option<&str>,
     shown: &str,
     shown_squashed: &str,
@@ -2606,9 +2709,28 @@ pub fn foreign_quote(
             || holds_quote(&without_parens(squashed), &without_parens(q))
             || words_left_out(text, q)
     };
+    // What the question itself writes (its premise's condition) is no claim on the
+    // library's text.
+    let asked = squash(question);
+    // `isfinite` for `std::isfinite`, `(akk > 0) && (std::isfinite(akk))`.
+    let bare = |t: &str| without_parens(&t.replace("std::", ""));
+    let shown_bare = bare(shown_squashed);
+    // Consecutive statements quoted together (`T one = 1; T minone = -1;`) with a
+    // comment or a line between them in the code: each statement is held on its own.
+    let each_statement = |q: &str| {
+        let parts: Vec<&str> = q
+            .split_inclusive(';')
+            .map(str::trim)
+            .filter(|p| p.len() > 1)
+            .collect();
+        parts.len() >= 2 && parts.iter().all(|p| holds_quote(shown_squashed, p))
+    };
     quotes.into_iter().find_map(|(q, prose_span)| {
         let held = (reads_outside && prose_span && in_sources(&q))
             || holds_quote(shown_squashed, &q)
+            || (prose_span && holds_quote(&asked, &q))
+            || holds_quote(&shown_bare, &bare(&q))
+            || each_statement(&q)
             || (!own.is_empty() && holds_quote(&own, &q))
             || holds_quote(&without_parens(shown_squashed), &without_parens(&q))
             || words_left_out(shown, &q)
@@ -2665,6 +2787,59 @@ pub fn empty_slot(answer: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::slice::squash;
+
+    #[test]
+    fn quotes_of_the_question_of_statements_apart_and_without_std_are_held() {
+        let slice = "1116 |     T one = 1; // constant 1 in host\n1117 |     T minone = -1; // constant -1 in host\n131 |             bool const isok = (akk > 0) && (std::isfinite(akk));";
+        let none = || String::new();
+        for (answer, question) in [
+            (
+                "The scalars `T one = 1; T minone = -1;` (1116-1117) become complex.",
+                "",
+            ),
+            (
+                "A pivot is accepted when `akk > 0 && isfinite(akk)` holds.",
+                "",
+            ),
+            (
+                "The premise `not (blk == 0) && !notrans` is the else-branch.",
+                "reaches the launch only when `not (blk == 0) && !notrans` holds",
+            ),
+        ] {
+            assert_eq!(
+                foreign_quote(answer, question, None, slice, &squash(slice), &none),
+                None,
+                "{answer}"
+            );
+        }
+        // Statements the code does not hold are still caught.
+        assert!(foreign_quote(
+            "It sets `T one = 1; T two = 2;` first.",
+            "",
+            None,
+            slice,
+            &squash(slice),
+            &none
+        )
+        .is_some());
+    }
+
+    #[test]
+    fn isa_instructions_and_leading_underscores_are_no_invented_names() {
+        for w in [
+            "v_pk_fma_f32",
+            "v_fma_f32",
+            "s_waitcnt",
+            "ds_read_b128",
+            "global_load_dwordx4",
+            "s_load_dwordx4",
+        ] {
+            assert!(isa_mnemonic(w), "{w}");
+        }
+        for w in ["s_stride", "v_ptr", "global_state", "rocblas_v_f32x"] {
+            assert!(!isa_mnemonic(w), "{w}");
+        }
+    }
 
     #[test]
     fn empty_slots_are_found_in_prose_only() {
@@ -3474,12 +3649,13 @@ mod tests {
     fn quotes_are_compared_whole() {
         let ok = "It launches with `ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid, threads, 0, stream, n);` and does `x[tid] = alpha * x[tid]`.";
         assert_eq!(
-            foreign_quote(ok, None, SLICE, &squash(SLICE), &String::new),
+            foreign_quote(ok, "", None, SLICE, &squash(SLICE), &String::new),
             None
         );
         // Short quotes count too.
         assert!(foreign_quote(
             "It does `x[i] *= a`.",
+            "",
             None,
             SLICE,
             &squash(SLICE),
@@ -3488,6 +3664,7 @@ mod tests {
         .is_some());
         assert!(foreign_quote(
             "The code does `x[tid] = alpha * x[tid] + beta;`.",
+            "",
             None,
             SLICE,
             &squash(SLICE),
@@ -3496,15 +3673,15 @@ mod tests {
         .is_some());
         let fenced = "```cpp\n  293| rocblas_internal_scal_launcher(rocblas_handle handle,\n    API_INT n)\n```";
         assert_eq!(
-            foreign_quote(fenced, None, SLICE, &squash(SLICE), &String::new),
+            foreign_quote(fenced, "", None, SLICE, &squash(SLICE), &String::new),
             None
         );
         let invented = "The kernel body is:\n```cpp\nx[tid] = beta * x[tid];\n```";
-        assert!(foreign_quote(invented, None, SLICE, &squash(SLICE), &String::new).is_some());
+        assert!(foreign_quote(invented, "", None, SLICE, &squash(SLICE), &String::new).is_some());
         // An illustration is not a quote.
         let sketch = "A simplified sketch of the same idea:\n```cpp\nout[i] = a * in[i];\n```";
         assert_eq!(
-            foreign_quote(sketch, None, SLICE, &squash(SLICE), &String::new),
+            foreign_quote(sketch, "", None, SLICE, &squash(SLICE), &String::new),
             None
         );
         // Values and conditions the answer states are not quotes; statements are, and so
@@ -3515,13 +3692,14 @@ mod tests {
             "Instance b starts at `A + b*stride_A`.",
         ] {
             assert_eq!(
-                foreign_quote(stated, None, SLICE, &squash(SLICE), &String::new),
+                foreign_quote(stated, "", None, SLICE, &squash(SLICE), &String::new),
                 None,
                 "{stated}"
             );
         }
         assert!(foreign_quote(
             "It scales with `x[tid] = alpha * x[tid + 1]`.",
+            "",
             None,
             SLICE,
             &squash(SLICE),
@@ -3530,6 +3708,7 @@ mod tests {
         .is_none());
         assert!(foreign_quote(
             "The line reads `x[tid] = beta * x[tid]`.",
+            "",
             None,
             SLICE,
             &squash(SLICE),
@@ -3537,7 +3716,7 @@ mod tests {
         )
         .is_some());
         assert!(foreign_quote(
-            "It launches with `ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid, threads, 1, stream, n)`.",
+            "It launches with `ROCBLAS_LAUNCH_KERNEL((rocblas_scal_kernel<API_INT, NB, T>), grid, threads, 1, stream, n)`.", "",
             None,
             SLICE,
             &squash(SLICE),
@@ -3549,6 +3728,7 @@ mod tests {
         assert_eq!(
             foreign_quote(
                 "It views LDS as `float* b = reinterpret_cast<float*>(lmem)`.",
+                "",
                 Some(own),
                 SLICE,
                 &squash(SLICE),
@@ -3557,7 +3737,7 @@ mod tests {
             None
         );
         // A quote cut with an ellipsis: each part must be there.
-        assert_eq!(foreign_quote("```cpp\nrocblas_internal_scal_launcher(rocblas_handle handle, ...\nx[tid] = alpha * x[tid];\n```", None, SLICE, &squash(SLICE), &String::new), None);
+        assert_eq!(foreign_quote("```cpp\nrocblas_internal_scal_launcher(rocblas_handle handle, ...\nx[tid] = alpha * x[tid];\n```", "", None, SLICE, &squash(SLICE), &String::new), None);
     }
 
     #[test]
@@ -3570,7 +3750,7 @@ mod tests {
             // A parenthesised value for a name.
             "On its last pass `ty = n-1`, and the thread does `A[tx + lda * (n-1)] += alpha * x[tx] * x[(n-1)];`.",
         ] {
-            assert_eq!(foreign_quote(ok, Some(own), slice, &squash(slice), &String::new), None, "{ok}");
+            assert_eq!(foreign_quote(ok, "", Some(own), slice, &squash(slice), &String::new), None, "{ok}");
         }
         for wrong in [
             // A value nobody states for the name.
@@ -3581,7 +3761,7 @@ mod tests {
             "With `ty = n` and `tx = 0` the line does `A[0 + lda*n] -= alpha * x[0] * x[n];`.",
         ] {
             assert!(
-                foreign_quote(wrong, Some(own), slice, &squash(slice), &String::new).is_some(),
+                foreign_quote(wrong, "", Some(own), slice, &squash(slice), &String::new).is_some(),
                 "{wrong}"
             );
         }
@@ -3589,26 +3769,26 @@ mod tests {
         let head = "template <typename T>\n__forceinline__ __device__ __host__ T load_scalar(const T* x, uint32_t idx)\n";
         let quoted = "It is `template <typename T> T load_scalar(const T* x, ...)`.";
         assert_eq!(
-            foreign_quote(quoted, None, head, &squash(head), &String::new),
+            foreign_quote(quoted, "", None, head, &squash(head), &String::new),
             None
         );
         // Code the answer says the slice leaves out is held to the sources.
         let outside = "The loop is in potf2_simple (not in the slice; from the 6.4.3 source).\nIt sits inside `for(kcol...)` with a `break`.";
         let in_sources = || "for(I kcol = 0; kcol < n; kcol++)".to_string();
         assert_eq!(
-            foreign_quote(outside, None, slice, &squash(slice), &in_sources),
+            foreign_quote(outside, "", None, slice, &squash(slice), &in_sources),
             None
         );
-        assert!(foreign_quote(outside, None, slice, &squash(slice), &String::new).is_some());
+        assert!(foreign_quote(outside, "", None, slice, &squash(slice), &String::new).is_some());
         let later = "The loop is in potf2_simple (not in the slice).\n\nThe gap: `if(tid == 0) A[kk] = lkk;` has no barrier before it.";
         let in_sources = || {
             "for(I kcol = 0; kcol < n; kcol++)\n if(tid == 0)\n {\n A[kk] = lkk;\n }".to_string()
         };
         assert_eq!(
-            foreign_quote(later, None, slice, &squash(slice), &in_sources),
+            foreign_quote(later, "", None, slice, &squash(slice), &in_sources),
             None
         );
         let unsaid = "It sits inside `for(kcol...)` with a `break`.";
-        assert!(foreign_quote(unsaid, None, slice, &squash(slice), &in_sources).is_some());
+        assert!(foreign_quote(unsaid, "", None, slice, &squash(slice), &in_sources).is_some());
     }
 }
