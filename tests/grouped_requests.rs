@@ -108,6 +108,8 @@ fn one_request_per_slice_split_into_entries_with_faults_per_question() {
     // Repair requests (an answer given, and what failed in it), apart.
     let repairs: Arc<Mutex<Vec<String>>> = Arc::default();
     let repair_log = repairs.clone();
+    // Whether the group with faulty answers was served.
+    let faulted = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let url = serve(move |body| {
         let messages = body["messages"].as_array().cloned().unwrap_or_default();
         if messages.iter().any(|m| m["role"] == "assistant") {
@@ -130,17 +132,17 @@ fn one_request_per_slice_split_into_entries_with_faults_per_question() {
         if n <= 1 {
             return Reply::completion(&careful_answer(&user, false));
         }
-        // Asked in one request: the first group is cut at max_tokens; the second answers
-        // question 2 not at all, question 3 malformed and question 1 twice; the others well.
+        // Asked in one request: the first group is cut at max_tokens; the next of three
+        // questions or more answers question 2 not at all, question 3 malformed and
+        // question 1 twice; the others well.
         let mut items: Vec<serde_json::Value> = (1..=n).map(|k| item(&user, k)).collect();
-        match grouped_before {
-            0 => return cut(),
-            1 => {
-                items.remove(1);
-                items[1] = serde_json::json!({"question": 3, "answer": 5});
-                items.push(item(&user, 1));
-            }
-            _ => {}
+        if grouped_before == 0 {
+            return cut();
+        }
+        if n >= 3 && !faulted.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            items.remove(1);
+            items[1] = serde_json::json!({"question": 3, "answer": 5});
+            items.push(item(&user, 1));
         }
         assert_eq!(
             body["response_format"]["json_schema"]["schema"]["properties"]["answers"]["minItems"],
@@ -201,7 +203,7 @@ fn one_request_per_slice_split_into_entries_with_faults_per_question() {
     );
     let singles = seen.iter().filter(|(n, _)| *n <= 1).count();
     assert_eq!(singles, per_slice.len() - multi.len() + multi[0]);
-    // The malformed answer (question 3 of the second group) is asked for once more.
+    // The malformed answer (question 3 of the faulty group) is asked for once more.
     let repairs = repairs.lock().unwrap();
     assert_eq!(repairs.len(), 1, "one repair request");
     assert!(
@@ -233,7 +235,7 @@ fn one_request_per_slice_split_into_entries_with_faults_per_question() {
         ungrouped >= multi[0],
         "{ungrouped} entries from single requests"
     );
-    // Second group: question 2 missing, 1 answered twice; the rest kept (question 3's
+    // The faulty group: question 2 missing, 1 answered twice; the rest kept (question 3's
     // malformed answer was asked for once more and answered well).
     let rejects = jsonl(&out.join("rejects.jsonl"));
     let details: Vec<String> = rejects
