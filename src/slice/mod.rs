@@ -965,8 +965,9 @@ fn strip_variant(name: &str) -> String {
     n
 }
 
-/// The lines of node `n`'s body that name `name` as a word (on a launch line or the
-/// line after an open `ROCBLAS_LAUNCH_KERNEL(`).
+/// The lines of node `n`'s body, comments aside, that name `name` as a word: for a
+/// launcher and its kernel, the launch sites (the name on the `ROCBLAS_LAUNCH_KERNEL(`
+/// line or the one after it) and any other mention, each kept in a window.
 fn named_lines(trees: &Trees, n: &crate::model::GraphNode, name: &str) -> Vec<u32> {
     let Ok(lines) = trees.lines(&n.lib, &n.file) else {
         return Vec::new();
