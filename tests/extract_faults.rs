@@ -306,7 +306,12 @@ fn shards_merge_into_the_unsharded_run() {
         .iter()
         .map(|e| e["id"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(merged, whole);
+    assert!(
+        merged == whole,
+        "merged but not in the unsharded run: {:?}\nin the unsharded run but not merged: {:?}",
+        merged.difference(&whole).collect::<Vec<_>>(),
+        whole.difference(&merged).collect::<Vec<_>>()
+    );
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["entries"].as_u64().unwrap() as usize, whole.len());

@@ -831,7 +831,13 @@ fn evaluate(expr: &str, env: &Env) -> Option<(Node, bool)> {
     // The same conditions are read again for every API of a family and every call
     // site: a result depends only on the text and on what the environment says of
     // the words in it, so it is kept under those.
-    type Key = (String, Vec<(Option<Value>, bool, Option<Bound>)>);
+    // Per word: its value, whether it is a template parameter, its bound and the
+    // value it points to (`*alpha` where a caller passed `&one`); then each member
+    // (`handle->pointer_mode`) the environment gives a value or a bound, by name; then
+    // the held conditions that name a word.
+    type Word = (Option<Value>, bool, Option<Bound>, Option<Value>);
+    type Member = (String, Option<Value>, Option<Bound>);
+    type Key = (String, Vec<Word>, Vec<Member>, Vec<String>);
     thread_local! {
         static MEMO: std::cell::RefCell<std::collections::HashMap<Key, Option<(Node, bool)>>> =
             Default::default();
@@ -850,31 +856,57 @@ fn evaluate(expr: &str, env: &Env) -> Option<(Node, bool)> {
             seen.extend(w.split("::").filter(|p| !p.is_empty()));
         }
     }
-    // Member text the environment binds (`handle->pointer_mode`) is a word too.
-    seen.extend(
-        env.values
-            .keys()
-            .filter(|k| k.contains("->") && expr.contains(k.as_str()))
-            .map(String::as_str),
-    );
     let sets = env
         .values
         .range(ONE_OF.to_string().."@".to_string())
         .next()
         .is_some();
     let bounds = bounds(env);
-    let key: Key = (
-        expr.to_string(),
-        seen.iter()
-            .map(|w| {
-                let v = env.values.get(*w).or_else(|| {
-                    sets.then(|| env.values.get(&format!("{ONE_OF}{w}")))
-                        .flatten()
-                });
-                (v.cloned(), env.params.contains(*w), bounds.get(*w).cloned())
-            })
-            .collect(),
-    );
+    let words = seen
+        .iter()
+        .map(|w| {
+            let v = env.values.get(*w).or_else(|| {
+                sets.then(|| env.values.get(&format!("{ONE_OF}{w}")))
+                    .flatten()
+            });
+            let pointee = env.values.get(&format!("*{w}"));
+            (
+                v.cloned(),
+                env.params.contains(*w),
+                bounds.get(*w).cloned(),
+                pointee.cloned(),
+            )
+        })
+        .collect();
+    // Member text is read whole (`handle->pointer_mode` set by the code, or bounded
+    // by a held `handle->pointer_mode == rocblas_pointer_mode_host`).
+    let members: BTreeSet<&str> = env
+        .values
+        .keys()
+        .chain(bounds.keys())
+        .filter(|k| k.contains("->") && expr.contains(k.as_str()))
+        .map(String::as_str)
+        .collect();
+    let members = members
+        .into_iter()
+        .map(|m| {
+            (
+                m.to_string(),
+                env.values.get(m).cloned(),
+                bounds.get(m).cloned(),
+            )
+        })
+        .collect();
+    // A held condition decides a test written as it is (`n` where `n` held): those
+    // that name a word of the text.
+    let held: Vec<String> = env
+        .values
+        .range(HOLDS.to_string().."\"".to_string())
+        .map(|(k, _)| &k[HOLDS.len()..])
+        .filter(|h| seen.iter().any(|w| h.contains(w)))
+        .map(str::to_string)
+        .collect();
+    let key: Key = (expr.to_string(), words, members, held);
     if let Some(hit) = MEMO.with(|m| m.borrow().get(&key).cloned()) {
         return hit;
     }
@@ -2311,6 +2343,39 @@ mod tests {
         assert_eq!(
             condition("*beta == 1", &e),
             Truth::Open("*beta == 1".into())
+        );
+    }
+
+    #[test]
+    fn a_memoized_evaluation_is_decided_only_where_what_decided_it_holds() {
+        // rocblas_dot_ex_imp.hpp:133 after the launcher's `handle->pointer_mode ==
+        // rocblas_pointer_mode_host` held elsewhere: one thread reads the same text
+        // under both environments, and each gets its own answer.
+        add_enumerators("typedef enum rocblas_pointer_mode_\n{\n rocblas_pointer_mode_host = 0,\n rocblas_pointer_mode_device = 1\n} rocblas_pointer_mode;");
+        let test = "rocblas_pointer_mode_device == handle->pointer_mode";
+        let held = env(
+            &[(
+                "!handle->pointer_mode == rocblas_pointer_mode_host",
+                Value::Bool(true),
+            )],
+            &[],
+        );
+        assert_eq!(expression(test, &held), Truth::False);
+        assert_eq!(expression(test, &env(&[], &[])), Truth::Open(test.into()));
+        // A flag tested as it held on the way in (trtri after trsm's `if (n)`), and
+        // the same flag where nothing held.
+        let flag = env(&[("!n", Value::Bool(true))], &[]);
+        assert_eq!(expression("n && m", &flag), Truth::Open("m".into()));
+        assert_eq!(
+            expression("n && m", &env(&[], &[])),
+            Truth::Open("n && m".into())
+        );
+        // The same for a value read through a pointer (`&one` passed as alpha).
+        let one = env(&[("*alpha", Value::Int(1))], &[]);
+        assert_eq!(expression("*alpha == 0", &one), Truth::False);
+        assert_eq!(
+            expression("*alpha == 0", &env(&[], &[])),
+            Truth::Open("*alpha == 0".into())
         );
     }
 
