@@ -1476,7 +1476,7 @@ impl<'a> FactReader<'a> {
             (f, kv)
         } else {
             // Only what decides whether it runs: where it is and its conditions.
-            let (first, last) = launch_lines(t, b, line, &la);
+            let (first, last) = launch_lines(t, line, &la);
             let f = Fact {
                 kind: FactKind::Launch,
                 subject: to.name.clone(),
@@ -1534,7 +1534,7 @@ impl<'a> FactReader<'a> {
         pv: &ParamValues,
     ) -> (Fact, ParamValues) {
         let (conds, _) = b.conds_at(la.start);
-        let (first_line, last_line) = launch_lines(t, b, line, &la);
+        let (first_line, last_line) = launch_lines(t, line, &la);
         let mut v = BTreeMap::new();
         let body_before = &t.s[b.open..la.start];
         let pv = &local_constants(body_before, pv);
@@ -2420,18 +2420,13 @@ fn calls_of(body: &str, name: &str) -> Vec<usize> {
         .collect()
 }
 
-/// The lines a launch fact spans: from the innermost `if` around it (or the launch)
-/// to the launch's end.
-fn launch_lines(t: &Text, b: &Body, line: u32, la: &LaunchArgs) -> (u32, u32) {
-    let first = b
-        .conds_at(la.start)
-        .1
-        .iter()
-        .rev()
-        .find(|&&o| o >= b.open)
-        .map(|&o| t.line_of(o))
-        .unwrap_or(line);
-    (first.min(t.line_of(la.start)), t.line_of(la.end).max(line))
+/// The lines a launch fact spans: the launch's own.
+fn launch_lines(t: &Text, line: u32, la: &LaunchArgs) -> (u32, u32) {
+    // The launch's own lines: a citation from the `if` or `for` around it (30 lines up
+    // in gebd2) reads as a launch there, and two launches in one branch (gebrd's
+    // restore_diag of D and of E) as one; the conditions are stated apart.
+    let first = t.line_of(la.start);
+    (first, t.line_of(la.end).max(line).max(first))
 }
 
 /// The edges by which node `i` is called (and, with `launches`, launched) from
@@ -2724,7 +2719,21 @@ fn unevaluated(code: &str, at: usize) -> bool {
                     return true;
                 }
             }
-            b';' | b'{' | b'}' if depth == 0 => return false,
+            // A braced initializer inside the operand (`decltype(rocblas_handle {} ->
+            // device_malloc(0))`, handle.cpp:765), or a block before the statement:
+            // stepped over whole.
+            b'}' => {
+                let mut braces = 1usize;
+                while k > 0 && braces > 0 {
+                    k -= 1;
+                    match b[k] {
+                        b'}' => braces += 1,
+                        b'{' => braces -= 1,
+                        _ => {}
+                    }
+                }
+            }
+            b';' | b'{' if depth == 0 => return false,
             _ => {}
         }
     }
@@ -3542,6 +3551,12 @@ mod tests {
         assert!(unevaluated(code, first));
         assert!(!unevaluated(code, second));
         assert!(unevaluated("x = sizeof(f(a)) + 1;", 11));
+        // handle.cpp:765: a braced initializer inside the operand.
+        let code = "{\n    using _device_malloc = decltype(rocblas_handle {} -> device_malloc(0));";
+        assert!(unevaluated(code, code.find("device_malloc(").unwrap()));
+        // A block before the statement does not hide its start.
+        let code = "if(x) { y(); } z = handle->device_malloc(n);";
+        assert!(!unevaluated(code, code.find("device_malloc").unwrap()));
     }
 
     #[test]
