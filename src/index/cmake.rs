@@ -209,9 +209,30 @@ fn read(tree: &Path, target: &str) -> (Vec<BuildDefine>, Option<String>) {
     };
     r.vars.insert("UNIX".into(), "1".into());
     r.run_file(&tree.join("CMakeLists.txt"), tree);
+    // CMake's flags for the release build types pass `-DNDEBUG`: code under `#ifdef
+    // NDEBUG ... #else` (rocSOLVER's sort checks, lib_device_helpers.hpp:212) is what
+    // the default build compiles.
+    if let Some(ty) = r.vars.get("CMAKE_BUILD_TYPE") {
+        if matches!(ty.as_str(), "Release" | "RelWithDebInfo" | "MinSizeRel") {
+            let set_at = r.vars.get(BUILD_TYPE_ORIGIN).cloned().unwrap_or_default();
+            r.defines.push(BuildDefine {
+                name: "NDEBUG".into(),
+                value: "1".into(),
+                origin: format!(
+                    "{set_at} CMAKE_BUILD_TYPE {ty}: CMAKE_CXX_FLAGS_{}",
+                    ty.to_uppercase()
+                ),
+                public: false,
+            });
+        }
+    }
     let standard = r.vars.get("CMAKE_CXX_STANDARD").cloned();
     (r.defines, standard)
 }
+
+/// Where the build type was set, kept among the variables under a name CMake cannot
+/// spell.
+const BUILD_TYPE_ORIGIN: &str = " CMAKE_BUILD_TYPE set at";
 
 /// Origin of the macros the compiler defines itself.
 pub const COMPILER_ORIGIN: &str = "hipcc (clang, HIP host pass)";
@@ -413,6 +434,10 @@ impl Reader<'_> {
                     let cache = rest.iter().any(|a| a == "CACHE");
                     if cache && self.vars.contains_key(name) {
                         return;
+                    }
+                    if name == "CMAKE_BUILD_TYPE" {
+                        self.vars
+                            .insert(BUILD_TYPE_ORIGIN.into(), format!("{}:{}", c.file, c.line));
                     }
                     if vals.is_empty() {
                         self.vars.remove(name);
@@ -867,6 +892,30 @@ mod tests {
             std::fs::write(f, t).expect("write");
         }
         d
+    }
+
+    #[test]
+    fn a_release_default_build_defines_ndebug() {
+        // rocSOLVER's CMakeLists.txt:32-34 and rocBLAS's :28-29.
+        let release = tree(&[(
+            "CMakeLists.txt",
+            "if(NOT DEFINED CMAKE_CONFIGURATION_TYPES AND NOT DEFINED CMAKE_BUILD_TYPE)\n  set(CMAKE_BUILD_TYPE Release CACHE STRING \"doc\")\nendif()\nproject(lib)\n",
+        )]);
+        let got = derive(release.path(), "lib");
+        let ndebug = got.iter().find(|d| d.name == "NDEBUG").expect("NDEBUG");
+        assert_eq!(ndebug.value, "1");
+        assert!(
+            ndebug.origin.contains(":2 CMAKE_BUILD_TYPE Release"),
+            "{}",
+            ndebug.origin
+        );
+        let debug = tree(&[(
+            "CMakeLists.txt",
+            "set(CMAKE_BUILD_TYPE Debug)\nproject(lib)\n",
+        )]);
+        assert!(derive(debug.path(), "lib")
+            .iter()
+            .all(|d| d.name != "NDEBUG"));
     }
 
     #[test]
