@@ -213,16 +213,23 @@ fn bound_checks(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<Si
             // The element written must follow the whole operand (`x[(tx + i) * incx]`
             // for `tx + i < n`); one indexed by a part of it alone (`sAoff[i / DIM_Y]`)
             // is not shown to be past an end.
-            let Some(write) = written_with(&covered, |w| {
+            let Some((write, at)) = written_with(&covered, |w| {
                 w == &c[1] || (early_return && thread.contains(w))
             })
             .filter(|(w, at)| {
                 let sub = w.split_once('[').map_or("", |x| x.1);
                 (early_return || words(&left).all(|x| words(sub).any(|y| y == x)))
                     && !(in_loop && empty_at_bound(&covered, *at, &left, &right))
-            })
-            .map(|(w, _)| w) else {
+            }) else {
                 continue;
+            };
+            // A step that can leave before the write (rocauxiliary_stein.hpp:154-157
+            // breaks out unless `iblock[j]` is the current block) writes only if it
+            // gets that far.
+            let may_leave = in_loop && {
+                static EXIT: OnceLock<Regex> = OnceLock::new();
+                re(&EXIT, r"\b(break|continue|return)\b")
+                    .is_match(&covered[..at.min(covered.len())])
             };
             // The kernel writes element `right` itself (`Lp[n] = nnzL;`): the element
             // the extra step writes is a valid one, and what goes wrong is elsewhere.
@@ -238,9 +245,15 @@ fn bound_checks(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<Si
             }) {
                 continue;
             }
-            let harm = format!(
-                "writes `{write}` with `{left}` = {right}, an element the original test never lets it write"
-            );
+            let harm = if may_leave {
+                format!(
+                    "can write `{write}` with `{left}` = {right}, an element the original test never lets it write, unless the step leaves before it reaches that store"
+                )
+            } else {
+                format!(
+                    "writes `{write}` with `{left}` = {right}, an element the original test never lets it write"
+                )
+            };
             let what = match (op.as_str(), in_loop) {
                 (_, true) => format!(
                     "a thread whose `{left}` reaches {right} runs the loop one step more and {harm}"
@@ -1203,6 +1216,32 @@ mod tests {
         assert!(
             !b[0].effect.contains("or one step too many"),
             "no hedge: {}",
+            b[0].effect
+        );
+    }
+
+    #[test]
+    fn a_loop_step_that_can_leave_before_its_store_is_said_to_reach_it_only_then() {
+        // rocauxiliary_stein.hpp:152-157: the step breaks out unless `iblock[j]` is
+        // the current block, long before the store of column j.
+        let s = sites_of(&[
+            "    int tid = threadIdx.x;",
+            "    for(int j = tid; j < nev; j += DIM)",
+            "    {",
+            "        if(iblock[j] != b)",
+            "            break;",
+            "        Z[i + j * ldz] = v;",
+            "    }",
+        ]);
+        let b: Vec<&Site> = s.iter().filter(|x| x.kind == "bound-check").collect();
+        assert_eq!(b.len(), 1);
+        assert!(
+            b[0].effect
+                .contains("can write `Z[i + j * ldz]` with `j` = nev")
+                && b[0]
+                    .effect
+                    .contains("unless the step leaves before it reaches that store"),
+            "{}",
             b[0].effect
         );
     }
