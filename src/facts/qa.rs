@@ -1500,6 +1500,17 @@ fn tested_names(cond: &str) -> Vec<String> {
         regex::Regex::new(r"[A-Za-z_]\w*(?:->\w+)?(\s*\()?").expect("static regex")
     });
     let cond = cond.strip_prefix("loop: ").unwrap_or(cond);
+    // A `for` loop tests its middle clause; its declaration names a type
+    // (`for (rocblas_int j = 0; j < n; j++)` tests `j` and `n`, not `rocblas_int`).
+    let cond = match cond
+        .strip_prefix("for")
+        .map(str::trim_start)
+        .and_then(|r| r.strip_prefix('('))
+        .map(|r| r.split(';').collect::<Vec<_>>())
+    {
+        Some(clauses) if clauses.len() == 3 => clauses[1],
+        _ => cond,
+    };
     let mut out: Vec<String> = Vec::new();
     for m in re.captures_iter(cond) {
         let name = m[0].trim_end_matches(|c: char| c == '(' || c.is_whitespace());
@@ -2858,6 +2869,16 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_loop_tests_the_names_of_its_middle_clause() {
+        // roclapack_gebd2.hpp:137.
+        assert_eq!(
+            tested_names("loop: for (rocblas_int j = 0; j < n; j++)"),
+            ["j", "n"]
+        );
+        assert_eq!(tested_names("m >= n"), ["m", "n"]);
+    }
 
     #[test]
     fn a_pointer_mode_answer_says_what_each_mode_passes() {
