@@ -567,6 +567,13 @@ impl<'a> Binder<'a> {
             return (env, true);
         };
         env.params = own.template.iter().map(|(p, _)| p.clone()).collect();
+        // A member function of a class template (rocsolver_hybrid_storage<T, I, U>)
+        // takes the class's parameters from the type its callers declare the object
+        // with.
+        let class = class_template_around(&t, t.offset(n.start_line.max(1)));
+        if let Some((_, ps)) = &class {
+            env.params.extend(ps.iter().flatten().cloned());
+        }
         // Launches set a kernel's parameters as calls set a function's.
         let callers: Vec<usize> = super::callers_of(self.g, i, true)
             .map(|e| e.from)
@@ -679,6 +686,29 @@ impl<'a> Binder<'a> {
                     &cenv,
                     &env.params,
                 );
+                if let Some((name, ps)) = &class {
+                    let args = class_arguments(&ct, &cb, s.at, name, ps, &cenv);
+                    // The member's type tests on them (`bool constexpr is_strided =
+                    // std::is_same<U, T*>::value || ...`) are decided per object: sterf's
+                    // three storages differ in T and U, and all are strided.
+                    let mut typed = Env {
+                        values: args
+                            .iter()
+                            .map(|(p, ty)| (p.clone(), Value::Type(ty.clone())))
+                            .collect(),
+                        params: env.params.clone(),
+                    };
+                    for (local, test) in constexpr_flags(&t, &b) {
+                        let v = match condition(&test, &typed) {
+                            Truth::True => true,
+                            Truth::False => false,
+                            Truth::Open(_) => continue,
+                        };
+                        typed.values.insert(local.clone(), Value::Bool(v));
+                        got.insert(local, Value::Bool(v));
+                    }
+                    got.extend(typed.values);
+                }
                 // Two parameters given one expression hold the same value (potf2 passes
                 // dot `shiftA + idx2D(0, j, lda)` for both offsets, so `offsetx !=
                 // offsety` is false there and the magnitude-squared kernel runs).
@@ -1626,6 +1656,129 @@ fn call_sites(t: &Text, b: &Body, callee: &str) -> Vec<Site> {
     out
 }
 
+/// The class template whose body holds offset `at` of `t`: its name and its
+/// parameters in order (`None` for one without a name, as an `enable_if_t<...> = 0`).
+fn class_template_around(t: &Text, at: usize) -> Option<(String, Vec<Option<String>>)> {
+    static HEAD: OnceLock<Regex> = OnceLock::new();
+    let head = HEAD.get_or_init(|| Regex::new(r"\btemplate\s*<").expect("static regex"));
+    let sc = Scanner::new(&t.s);
+    let s = t.s.as_bytes();
+    let before = &t.s[..at.min(t.s.len())];
+    for m in head.find_iter(before).collect::<Vec<_>>().into_iter().rev() {
+        let open = m.end() - 1;
+        let close = sc.matching(open);
+        if close >= at {
+            continue;
+        }
+        let rest = &t.s[close + 1..at];
+        let decl = rest.trim_start();
+        let Some(after) = decl
+            .strip_prefix("struct")
+            .or_else(|| decl.strip_prefix("class"))
+            .filter(|r| r.starts_with(char::is_whitespace))
+        else {
+            continue;
+        };
+        let name: String = after
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        // The body opens before `at` and closes after it.
+        let Some(brace) = rest.find(['{', ';']).map(|k| close + 1 + k) else {
+            continue;
+        };
+        if s[brace] != b'{' || sc.matching(brace) < at || name.is_empty() {
+            continue;
+        }
+        let params = split_args(&t.s[open + 1..close], true)
+            .iter()
+            .map(|p| {
+                let p = p.split('=').next().unwrap_or_default().trim();
+                let mut words = p.split_whitespace();
+                let kind = words.next()?;
+                let name = words.next_back()?;
+                (matches!(kind, "typename" | "class")
+                    || matches!(kind, "int" | "bool" | "size_t" | "rocblas_int"))
+                .then(|| name.trim_start_matches("...").to_string())
+                .filter(|n| n.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            })
+            .collect();
+        return Some((name, params));
+    }
+    None
+}
+
+/// The `constexpr bool` locals of a body and the tests that define them, in order.
+fn constexpr_flags(t: &Text, b: &Body) -> Vec<(String, String)> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"\b(?:static\s+)?(?:bool\s+constexpr|constexpr\s+bool)\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);")
+            .expect("static regex")
+    });
+    re.captures_iter(&t.s[b.open..b.close])
+        .map(|c| (c[1].to_string(), c[2].trim().to_string()))
+        .collect()
+}
+
+/// The class template's arguments at a member call `obj.f(...)` or `obj->f(...)` at
+/// `at`, read off the declaration of `obj` before it in the caller's body
+/// (`rocsolver_hybrid_storage<T, rocblas_int, U> hD;`, rocauxiliary_sterf.hpp:410),
+/// each resolved in the caller's environment; those it cannot resolve are left out.
+fn class_arguments(
+    t: &Text,
+    b: &Body,
+    at: usize,
+    class: &str,
+    params: &[Option<String>],
+    env: &Env,
+) -> Vec<(String, String)> {
+    let before = t.s[b.open..at].trim_end();
+    let Some(before) = before
+        .strip_suffix('.')
+        .or_else(|| before.strip_suffix("->"))
+        .map(str::trim_end)
+    else {
+        return Vec::new();
+    };
+    let receiver: String = before
+        .chars()
+        .rev()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    if receiver.is_empty() {
+        return Vec::new();
+    }
+    let Ok(decl) = Regex::new(&format!(r"\b{}\s*<", regex::escape(class))) else {
+        return Vec::new();
+    };
+    let sc = Scanner::new(&t.s);
+    let body = &t.s[b.open..at];
+    for m in decl.find_iter(body).collect::<Vec<_>>().into_iter().rev() {
+        let open = b.open + m.end() - 1;
+        let close = sc.matching(open);
+        if close >= at {
+            continue;
+        }
+        let after = t.s[close + 1..at].trim_start();
+        let named = after
+            .strip_prefix(receiver.as_str())
+            .is_some_and(|r| r.trim_start().starts_with([';', '(', '{', '=', ',']));
+        if !named {
+            continue;
+        }
+        return params
+            .iter()
+            .zip(split_args(&t.s[open + 1..close], true))
+            .filter_map(|(p, a)| Some((p.clone()?, super::eval::resolve_type(a.trim(), env)?)))
+            .collect();
+    }
+    Vec::new()
+}
+
 /// Launches of `kernel` in a body: `hipLaunchKernelGGL((kernel<...>), grid, block, lds,
 /// stream, args...)` or `kernel<...><<<grid, block, lds, stream>>>(args...)`.
 fn launch_sites(t: &Text, b: &Body, kernel: &str) -> Vec<Site> {
@@ -2565,7 +2718,7 @@ fn locals(text: &str, base: usize, stmt_of: StmtOf, env: &mut Env, out: &mut Vec
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         Regex::new(
-            r"(?:\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?[A-Za-z_][\w:]*\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\brocblas_(set|get)_pointer_mode\s*\(\s*handle\s*,\s*&?\s*([A-Za-z_]\w*)\s*\))|(?:\bhandle\s*->\s*(push)_pointer_mode\s*\(\s*([A-Za-z_]\w*)\s*\))|(?:\b(?:[A-Za-z_][\w:]*\s+)+?([A-Za-z_]\w*)\s*=\s*((?:[^;{}-]|-[^>;{}])+?)\s*;)|(?:\b[A-Za-z_][\w:]*(?:<[^;{}()]*>)?(?:\s*[*&]+\s*|\s+)([A-Za-z_]\w*)\s*;)",
+            r"(?:\b(?:(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?[A-Za-z_][\w:]*|(?:static\s+)?[A-Za-z_][\w:]*\s+constexpr)\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);)|(?:\brocblas_(set|get)_pointer_mode\s*\(\s*handle\s*,\s*&?\s*([A-Za-z_]\w*)\s*\))|(?:\bhandle\s*->\s*(push)_pointer_mode\s*\(\s*([A-Za-z_]\w*)\s*\))|(?:\b(?:[A-Za-z_][\w:]*\s+)+?([A-Za-z_]\w*)\s*=\s*((?:[^;{}-]|-[^>;{}])+?)\s*;)|(?:\b[A-Za-z_][\w:]*(?:<[^;{}()]*>)?(?:\s*[*&]+\s*|\s+)([A-Za-z_]\w*)\s*;)",
         )
         .expect("static regex")
     });
@@ -2744,7 +2897,12 @@ fn locals(text: &str, base: usize, stmt_of: StmtOf, env: &mut Env, out: &mut Vec
             continue;
         }
         let (name, value, is_type) = if let (Some(n), Some(e)) = (c.get(1), c.get(2)) {
-            let v = value(e.as_str(), env);
+            // A flag its callers decided for each object (a class template's
+            // `is_strided`, see `constexpr_flags`) stays decided.
+            let v = value(e.as_str(), env).or_else(|| match env.values.get(n.as_str()) {
+                Some(Value::Bool(b)) => Some(Value::Bool(*b)),
+                _ => None,
+            });
             // A constant test not decided here is kept as written, so that a condition
             // naming it is read as the test (`const bool notrans = (trans ==
             // rocblas_operation_none)` and `conj` cannot both hold).
@@ -3354,6 +3512,62 @@ mod tests {
         assert_eq!(from("k"), Some("m_64"));
         // Written again before the call.
         assert_eq!(from("j"), None);
+    }
+
+    #[test]
+    fn a_class_templates_arguments_come_from_the_objects_declaration() {
+        // rocsolver_hybrid_storage.hpp:56-62, 214 and rocauxiliary_sterf.hpp:410-414,
+        // cut down.
+        let storage = "template <typename T, typename I, typename U, std::enable_if_t<!std::is_pointer<T>::value, int> = 0>\nstruct rocsolver_hybrid_storage\n{\n rocblas_status init_async(I dim, U array)\n {\n bool constexpr is_strided = (std::is_same<U, T*>::value || std::is_same<U, T* const>::value);\n if(is_strided) { return rocblas_status_success; }\n return rocblas_status_continue;\n }\n};\n";
+        let st = Text::new(storage.to_string());
+        let at = storage.find("init_async").unwrap();
+        let (name, params) = class_template_around(&st, at).expect("class template");
+        assert_eq!(name, "rocsolver_hybrid_storage");
+        assert_eq!(
+            params,
+            [Some("T".into()), Some("I".into()), Some("U".into()), None]
+        );
+        let body = Scanner::new(storage)
+            .function("init_async", 0, storage.len())
+            .unwrap();
+        assert_eq!(constexpr_flags(&st, &body)[0].0, "is_strided");
+        let caller = "void sterf(float* D, rocblas_int* info)\n{\n rocsolver_hybrid_storage<T, rocblas_int, U> hD;\n rocsolver_hybrid_storage<rocblas_int, rocblas_int, rocblas_int*> hInfo;\n hD.init_async(n, D);\n hInfo . init_async(1, info);\n}\n";
+        let ct = Text::new(caller.to_string());
+        let cb = Scanner::new(caller)
+            .function("sterf", 0, caller.len())
+            .unwrap();
+        let env = Env {
+            values: [
+                ("T".to_string(), Value::Type("float".into())),
+                ("U".to_string(), Value::Type("float*".into())),
+            ]
+            .into(),
+            ..Env::default()
+        };
+        let args = |call: &str| {
+            class_arguments(&ct, &cb, caller.find(call).unwrap(), &name, &params, &env)
+        };
+        assert_eq!(
+            args("init_async(n"),
+            [
+                ("T".to_string(), "float".to_string()),
+                ("I".to_string(), "int32_t".to_string()),
+                ("U".to_string(), "float*".to_string())
+            ]
+        );
+        assert_eq!(args("init_async(1")[2], ("U".into(), "int32_t*".into()));
+        // Both objects are strided, whatever their element types.
+        for call in ["init_async(n", "init_async(1"] {
+            let typed = Env {
+                values: args(call)
+                    .into_iter()
+                    .map(|(p, ty)| (p, Value::Type(ty)))
+                    .collect(),
+                ..Env::default()
+            };
+            let (_, test) = &constexpr_flags(&st, &body)[0];
+            assert_eq!(condition(test, &typed), Truth::True);
+        }
     }
 
     #[test]
