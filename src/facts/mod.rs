@@ -1476,7 +1476,7 @@ impl<'a> FactReader<'a> {
             (f, kv)
         } else {
             // Only what decides whether it runs: where it is and its conditions.
-            let (first, last) = launch_lines(t, line, &la);
+            let (first, last) = launch_lines(t, b, line, &la);
             let f = Fact {
                 kind: FactKind::Launch,
                 subject: to.name.clone(),
@@ -1534,7 +1534,7 @@ impl<'a> FactReader<'a> {
         pv: &ParamValues,
     ) -> (Fact, ParamValues) {
         let (conds, _) = b.conds_at(la.start);
-        let (first_line, last_line) = launch_lines(t, line, &la);
+        let (first_line, last_line) = launch_lines(t, b, line, &la);
         let mut v = BTreeMap::new();
         let body_before = &t.s[b.open..la.start];
         let pv = &local_constants(body_before, pv);
@@ -2420,13 +2420,18 @@ fn calls_of(body: &str, name: &str) -> Vec<usize> {
         .collect()
 }
 
-/// The lines a launch fact spans: the launch's own.
-fn launch_lines(t: &Text, line: u32, la: &LaunchArgs) -> (u32, u32) {
-    // The launch's own lines: a citation from the `if` or `for` around it (30 lines up
-    // in gebd2) reads as a launch there, and two launches in one branch (gebrd's
-    // restore_diag of D and of E) as one; the conditions are stated apart.
-    let first = t.line_of(la.start);
-    (first, t.line_of(la.end).max(line).max(first))
+/// The lines a launch fact spans: from the innermost `if` around it (or the launch)
+/// to the launch's end.
+fn launch_lines(t: &Text, b: &Body, line: u32, la: &LaunchArgs) -> (u32, u32) {
+    let first = b
+        .conds_at(la.start)
+        .1
+        .iter()
+        .rev()
+        .find(|&&o| o >= b.open)
+        .map(|&o| t.line_of(o))
+        .unwrap_or(line);
+    (first.min(t.line_of(la.start)), t.line_of(la.end).max(line))
 }
 
 /// The edges by which node `i` is called (and, with `launches`, launched) from
