@@ -1144,17 +1144,22 @@ pub fn accessors<'t>(headers: impl Iterator<Item = (&'t str, &'t str)>) -> Acces
         .collect()
 }
 
+/// What a member call's text before the callee's name holds once its `->` or `.` is
+/// taken off (`( hD` of `( hD . init_async`); `None` for a call of no member.
+fn receiver_before(before: &str) -> Option<&str> {
+    let before = before.trim_end();
+    before
+        .strip_suffix("->")
+        .or_else(|| before.strip_suffix('.'))
+        .map(str::trim_end)
+}
+
 /// The conditions that hold at a member call `receiver->f(...)` restated in the
 /// callee's own names, where they test the receiver only through accessors
 /// (`handle->is_device_memory_size_query()` is `device_memory_size_query` inside
 /// `handle->set_optimal_device_memory_size`).
 fn receiver_held(t: &Text, at: usize, held: &[String], acc: &Accessors) -> Vec<String> {
-    let before = t.s[..at].trim_end();
-    let Some(rest) = before
-        .strip_suffix("->")
-        .or_else(|| before.strip_suffix('.'))
-        .map(str::trim_end)
-    else {
+    let Some(rest) = receiver_before(&t.s[..at]) else {
         return Vec::new();
     };
     let rest = rest.strip_suffix(')').unwrap_or(rest);
@@ -1733,22 +1738,9 @@ fn class_arguments(
     params: &[Option<String>],
     env: &Env,
 ) -> Vec<(String, String)> {
-    let before = t.s[b.open..at].trim_end();
-    let Some(before) = before
-        .strip_suffix('.')
-        .or_else(|| before.strip_suffix("->"))
-        .map(str::trim_end)
-    else {
+    let Some(receiver) = receiver_before(&t.s[b.open..at]).map(super::trailing_word) else {
         return Vec::new();
     };
-    let receiver: String = before
-        .chars()
-        .rev()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
     if receiver.is_empty() {
         return Vec::new();
     }
@@ -1765,7 +1757,7 @@ fn class_arguments(
         }
         let after = t.s[close + 1..at].trim_start();
         let named = after
-            .strip_prefix(receiver.as_str())
+            .strip_prefix(receiver)
             .is_some_and(|r| r.trim_start().starts_with([';', '(', '{', '=', ',']));
         if !named {
             continue;

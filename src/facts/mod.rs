@@ -2694,6 +2694,17 @@ fn paren_receiver(c: &str) -> std::borrow::Cow<'_, str> {
         .replace_all(c, "$1$2")
 }
 
+/// The identifier `s` ends with (`hD` of `( hD`), empty if none.
+pub(crate) fn trailing_word(s: &str) -> &str {
+    let start = s
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_alphanumeric() || *c == '_')
+        .last()
+        .map_or(s.len(), |(k, _)| k);
+    &s[start..]
+}
+
 /// Whether offset `at` of `code` sits in an operand that is never evaluated
 /// (`decltype(handle->device_malloc(0))`, rocblas_trsm_kernels.hpp:1897, names a type:
 /// nothing is allocated there), looking out through the parentheses around it to the
@@ -2708,17 +2719,9 @@ fn unevaluated(code: &str, at: usize) -> bool {
             b')' => depth += 1,
             b'(' if depth > 0 => depth -= 1,
             b'(' => {
-                let word: String = code[..k]
-                    .trim_end()
-                    .chars()
-                    .rev()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect();
+                let word = trailing_word(code[..k].trim_end());
                 if matches!(
-                    word.as_str(),
+                    word,
                     "decltype" | "sizeof" | "alignof" | "noexcept" | "typeid"
                 ) {
                     return true;
