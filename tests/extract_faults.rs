@@ -241,6 +241,18 @@ fn llm_only(entries: &[serde_json::Value]) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// An extract over six BLAS-1 APIs of rocBLAS 6.4.4 (with the dot family's pointer-mode
+/// branches).
+const BLAS1: [&str; 7] = [
+    "extract",
+    "--lib",
+    "rocblas",
+    "--version",
+    "6.4.4",
+    "--api",
+    "rocblas_s{scal,axpy,copy,swap,dot,nrm2}",
+];
+
 #[test]
 fn shards_merge_into_the_unsharded_run() {
     let (url, _script) = endpoint(true);
@@ -249,18 +261,8 @@ fn shards_merge_into_the_unsharded_run() {
         let o = Command::new(BIN)
             .arg("--root")
             .arg(root.path())
-            .args([
-                "extract",
-                "--lib",
-                "rocblas",
-                "--version",
-                "6.4.4",
-                "--api",
-                "rocblas_s{scal,axpy,copy,swap,dot,nrm2}",
-                "--category",
-                "semantics,edge-cases",
-                "--no-cache",
-            ])
+            .args(BLAS1)
+            .args(["--category", "semantics,edge-cases", "--no-cache"])
             .args(extra)
             .env("ROCQA_LLM_URL", &url)
             .output()
@@ -428,28 +430,14 @@ fn a_rerun_replaces_fact_entries_an_earlier_rendering_wrote() {
     assert_eq!(lines(&path).len(), first.len() + 2);
 }
 
-/// The fact entries of a no-endpoint run over the BLAS-1 APIs of the shard test, read
+/// The fact entries of a no-endpoint run over [`BLAS1`], read
 /// on `jobs` threads: (id, answer) per entry.
 fn blas1_fact_entries(jobs: &str) -> BTreeSet<(String, String)> {
     let root = common::project("");
-    let o = Command::new(BIN)
-        .arg("--root")
-        .arg(root.path())
-        .args(["--jobs", jobs])
-        .args([
-            "extract",
-            "--lib",
-            "rocblas",
-            "--version",
-            "6.4.4",
-            "--api",
-            "rocblas_s{scal,axpy,copy,swap,dot,nrm2}",
-            "--no-cache",
-        ])
-        .env_remove("ROCQA_LLM_URL")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut args = vec!["--jobs", jobs];
+    args.extend(BLAS1);
+    args.push("--no-cache");
+    common::rocqa_in(root.path(), &args, None);
     lines(&root.path().join("out/rocblas/6.4.4/entries.jsonl"))
         .iter()
         .map(|e| {

@@ -537,8 +537,14 @@ fn covered(s: &Slice, site: &str) -> bool {
         .any(|p| p.file == file && p.start <= a && b <= p.end && a > 0)
 }
 
-/// The value of one placeholder for a slice, or why the slice cannot answer a question
-/// that needs it.
+/// The text of the slice's public declaration (empty if it shows none).
+fn declaration_text(s: &Slice) -> &str {
+    s.pieces
+        .iter()
+        .find(|p| p.role == PieceRole::Declaration)
+        .map_or("", |p| p.text.as_str())
+}
+
 /// The element type a precision-named API works on (`rocblas_sgemv`: float,
 /// `rocblas_izamax`: complex double), as plain HIP types; `None` for APIs named by
 /// no single precision (`_ex`, mixed).
@@ -561,6 +567,8 @@ fn elem_type(api: &str) -> Option<&'static str> {
     }
 }
 
+/// The value of one placeholder for a slice, or why the slice cannot answer a question
+/// that needs it.
 fn value(s: &Slice, ph: &str) -> Result<String, String> {
     let f = &s.focus;
     let need = |name: &str, what: &str| -> Result<String, String> {
@@ -591,11 +599,7 @@ fn value(s: &Slice, ph: &str) -> Result<String, String> {
             // The sizes, increments, leading dimensions and batch count the public
             // declaration takes, in its order: a zero-size question asks of those
             // (iamin has no leading dimension, geam no increment).
-            let decl = s
-                .pieces
-                .iter()
-                .find(|p| p.role == crate::model::PieceRole::Declaration)
-                .map_or("", |p| p.text.as_str());
+            let decl = declaration_text(s);
             let code = decl
                 .find(&format!("{}(", s.api))
                 .or_else(|| decl.find(&s.api))
@@ -622,11 +626,7 @@ fn value(s: &Slice, ph: &str) -> Result<String, String> {
             .to_string(),
         "scalars" => {
             // Scalars passed by pointer, as the public declaration names them.
-            let decl = s
-                .pieces
-                .iter()
-                .find(|p| p.role == crate::model::PieceRole::Declaration)
-                .map_or("", |p| p.text.as_str());
+            let decl = declaration_text(s);
             let names: Vec<&str> = ["alpha", "beta"]
                 .into_iter()
                 .filter(|n| {
