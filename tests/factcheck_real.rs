@@ -210,14 +210,14 @@ fn pairs() -> Vec<(usize, String, String, &'static str)> {
         )
     };
     vec![
-        // A kernel of another API (rocblas_scal_kernels.hpp:216 and :292 are the launches
+        // A kernel of another API (rocblas_scal_kernels.hpp:217 and :293 are the launches
         // rocblas_sscal reaches; rocblas_axpy_kernel is axpy's).
         both(
             0,
             "For a unit stride in single precision rocblas_sscal launches {} from rocblas_internal_scal_launcher, each thread scaling two neighbouring elements of x.",
             "rocblas_sscal_2_kernel",
             "rocblas_axpy_kernel",
-            "rocblas_scal_kernels.hpp:216",
+            "rocblas_scal_kernels.hpp:217",
         ),
         // A kernel written in the API's own launcher that it never launches:
         // rocblas_hscal_mlt_4_kernel (rocblas_scal_kernels.hpp:255) is the half-precision
@@ -230,13 +230,13 @@ fn pairs() -> Vec<(usize, String, String, &'static str)> {
             "never does: rocblas_hscal_mlt_4_kernel at library/src/blas1/rocblas_scal_kernels.hpp:2",
         ),
         // A wrong block size: dim3 threads(NB) with NB = ROCBLAS_SCAL_NB = 256
-        // (rocblas_scal_kernels.hpp:289-292).
+        // (rocblas_scal_kernels.hpp:289-293).
         both(
             0,
             "In the generic branch rocblas_scal_kernel is launched with {} threads per block, one element of x per thread, and blocks = (n - 1) / NB + 1 blocks along x.",
             "256",
             "512",
-            "rocblas_scal_kernels.hpp:292",
+            "rocblas_scal_kernels.hpp:293",
         ),
         // A barrier where there is none: rocblas_scal_kernel (rocblas_scal_kernels.hpp:26-58)
         // and the helpers it calls (load_scalar, load_ptr_batch) have no __syncthreads.
@@ -253,7 +253,7 @@ fn pairs() -> Vec<(usize, String, String, &'static str)> {
             "The launcher is instantiated with NB = {} for every launch it makes, and the kernels take it as their launch bounds.",
             "256",
             "128",
-            "rocblas_scal_kernels.hpp:216",
+            "rocblas_scal_kernels.hpp:217",
         ),
         // A wrong status for a quick return: rocblas_scal_imp.hpp:88 returns
         // rocblas_status_success when n <= 0 || incx <= 0.
@@ -279,7 +279,7 @@ fn pairs() -> Vec<(usize, String, String, &'static str)> {
             "rocblas_ger_kernel runs {} threads per block in the general case, DIM_X by DIM_Y threads updating a tile of A.",
             "1024",
             "256",
-            "rocblas_ger_kernels.hpp:421",
+            "rocblas_ger_kernels.hpp:423",
         ),
         // A target its launch never runs on: rocblas_ger_double_buffered_kernel is
         // launched (rocblas_ger_kernels.hpp:353) only when `is_gfx90a && m > 2000 && m ==

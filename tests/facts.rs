@@ -141,13 +141,13 @@ fn fixture_solver_cross_library_and_loop_conditions() {
     );
     assert!(x.values["callee"].starts_with("rocfx:library/src/blas1/rocfx_scal_kernels.cpp"));
     // roclapack_getf2.hpp:73-75: the pivot search runs once per column; the loop is a
-    // condition of the launch, and the fact's lines start at the loop.
+    // condition of the launch, and the fact cites the launch's own line, not the loop's.
     let l = find(
         &f,
         FactKind::Launch,
         "getf2_iamax",
         "lapack/roclapack_getf2.hpp",
-        73,
+        75,
     );
     assert_eq!(l.end_line, 75);
     // roclapack_getf2.hpp:78-80: behind `#ifdef OPTIMAL`, which the build defines
@@ -157,7 +157,7 @@ fn fixture_solver_cross_library_and_loop_conditions() {
         FactKind::Launch,
         "getf2_small_kernel",
         "lapack/roclapack_getf2.hpp",
-        79,
+        80,
     );
     assert_eq!(s.conditions.last().map(String::as_str), Some("m - j <= 64"));
     // roclapack_getf2_specialized_kernels.hpp:12: `__launch_bounds__(ROCFXSOLVER_SSKER_MAX_M)`,

@@ -103,37 +103,37 @@ const GEMV: &str = "library/src/blas2/rocblas_gemv_kernels.cpp";
 fn single_precision_batched_gemv_launches_the_float_kernels() {
     // rocblas_gemv_kernels.cpp:165: `is_float` holds for `Ti = float` and for
     // `Ti = float const*` (batched); :275 `if constexpr(is_float || is_double)` keeps
-    // the double-buffered launch at :330 in the instantiation both forms reach.
+    // the double-buffered launch at :332 in the instantiation both forms reach.
     for api in ["rocblas_sgemv_batched", "rocblas_sgemv_strided_batched"] {
         let f = one("rocblas", api);
-        let l = launch_at(&f, "rocblas_gemvn_double_buffered_kernel", GEMV, 330);
+        let l = launch_at(&f, "rocblas_gemvn_double_buffered_kernel", GEMV, 332);
         assert_eq!(l.values["decided_by"], "compiler", "{api}");
         assert!(
             l.conditions.iter().all(|c| !c.starts_with("constexpr")),
             "{api}: {:?}",
             l.conditions
         );
-        launch_at(&f, "rocblas_gemvt_double_buffered_kernel", GEMV, 636);
+        launch_at(&f, "rocblas_gemvt_double_buffered_kernel", GEMV, 638);
     }
 }
 
 #[test]
 fn chemv_64_never_launches_the_real_only_symv_kernels() {
     // rocblas_hemv_symv_kernels.cpp:3222: `if constexpr(is_float || is_double)` around
-    // the double-buffered symv launches at :3224; chemv is complex.
+    // the double-buffered symv launches (:3235); chemv is complex.
     let f = one("rocblas", "rocblas_chemv_64");
     assert!(launches(&f, "rocblas_symv_kernel_upper_double_buffered_diagonal").is_empty());
     let why = excluded_at(
         &f,
         "rocblas_symv_kernel_upper_double_buffered_diagonal",
-        "rocblas_hemv_symv_kernels.cpp:3224",
+        "rocblas_hemv_symv_kernels.cpp:3235",
     );
     assert!(why.contains("read by the compiler"), "{why}");
     let l = launch_at(
         &f,
         "rocblas_hemvn_kernel_upper",
         "library/src/blas2/rocblas_hemv_symv_kernels.cpp",
-        3357,
+        3359,
     );
     assert_eq!(l.values["decided_by"], "compiler");
 }
@@ -142,7 +142,7 @@ fn chemv_64_never_launches_the_real_only_symv_kernels() {
 fn haxpy_64_never_launches_the_half_kernels() {
     // rocblas_axpy_kernels.hpp:343-345: `using_rocblas_half` compares the alpha type
     // `Ta`, a pointer (`const rocblas_half*`) in the launcher these forms reach, so
-    // the half kernels at :373/:379 never launch; the generic kernel at :469 does.
+    // the half kernels at :376/:394 never launch; the generic kernel at :472 does.
     // (rocblas_axpy_ex reaches several launcher instantiations whose arguments differ,
     // so no single `Ta` is given to the text evaluator there yet.)
     {
@@ -159,14 +159,14 @@ fn haxpy_64_never_launches_the_half_kernels() {
         let why = excluded_at(
             &f,
             "rocblas_haxpy_mlt_8_kernel",
-            "rocblas_axpy_kernels.hpp:373",
+            "rocblas_axpy_kernels.hpp:376",
         );
         assert!(why.contains("using_rocblas_half"), "{api}: {why}");
         let l = launch_at(
             &f,
             "rocblas_axpy_kernel",
             "library/src/blas1/rocblas_axpy_kernels.hpp",
-            469,
+            472,
         );
         assert_eq!(l.values["decided_by"], "compiler", "{api}");
     }
@@ -186,21 +186,21 @@ fn isamax_launches_are_the_compilers() {
 
 #[test]
 fn ssytrd_launches_the_copy_mat_overload_it_resolves_to() {
-    // roclapack_sytrd_hetrd.hpp:182 launches `copy_mat`; of its overloads the float
+    // roclapack_sytrd_hetrd.hpp:187 launches `copy_mat`; of its overloads the float
     // instantiation resolves to one, the others are excluded by name and place.
     let f = one("rocsolver", "rocsolver_ssytrd");
     let at = "library/src/lapack/roclapack_sytrd_hetrd.hpp";
-    let l = launch_at(&f, "copy_mat", at, 182);
+    let l = launch_at(&f, "copy_mat", at, 187);
     assert_eq!(l.values["decided_by"], "compiler");
     assert_eq!(
         launches(&f, "copy_mat")
             .iter()
-            .filter(|x| x.line == 182)
+            .filter(|x| x.line == 187)
             .count(),
         1,
-        "one overload launched at :182"
+        "one overload launched at :187"
     );
-    let why = excluded_at(&f, "copy_mat", "roclapack_sytrd_hetrd.hpp:182");
+    let why = excluded_at(&f, "copy_mat", "roclapack_sytrd_hetrd.hpp:187");
     assert!(why.contains("another overload of copy_mat"), "{why}");
 }
 

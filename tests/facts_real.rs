@@ -51,7 +51,7 @@ fn sscal_launches_with_nb_256_and_never_the_half_kernel() {
     // NB is ROCBLAS_SCAL_NB (256), passed by rocblas_scal_kernels.cpp:42.
     // `using_rocblas_float` (:199-200, Tex and T are float) is true for sscal: only
     // `incx == 1` is left of that test.
-    let l = find(&f, FactKind::Launch, "rocblas_sscal_2_kernel", SCAL_K, 216);
+    let l = find(&f, FactKind::Launch, "rocblas_sscal_2_kernel", SCAL_K, 217);
     assert!(l.values["block"].contains("NB = 256"), "{:?}", l.values);
     assert_eq!(l.values["lds"], "0 bytes");
     assert_eq!(
@@ -61,8 +61,8 @@ fn sscal_launches_with_nb_256_and_never_the_half_kernel() {
             "rocblas_pointer_mode_device == handle->pointer_mode"
         ]
     );
-    // The host-pointer-mode twin at 229-230 is an `else`: the condition says so.
-    let h = find(&f, FactKind::Launch, "rocblas_sscal_2_kernel", SCAL_K, 229);
+    // The host-pointer-mode twin at 229-241 is an `else`: the condition says so.
+    let h = find(&f, FactKind::Launch, "rocblas_sscal_2_kernel", SCAL_K, 230);
     assert_eq!(
         h.conditions[1],
         "not (rocblas_pointer_mode_device == handle->pointer_mode)"
@@ -153,14 +153,14 @@ fn saxpy_resolves_local_constants_and_checks() {
         "{:?}",
         f.excluded
     );
-    // The non-unit-stride default kernel (:469) is left: `not (unit_inc)`, what remains
+    // The non-unit-stride default kernel (:472) is left: `not (unit_inc)`, what remains
     // of the else chain once using_rocblas_half is false and using_rocblas_float true.
     let d = find(
         &f,
         FactKind::Launch,
         "rocblas_axpy_kernel",
         "library/src/blas1/rocblas_axpy_kernels.hpp",
-        469,
+        472,
     );
     assert_eq!(d.conditions[0], "not (unit_inc)");
     // rocblas_saxpy_strided_batched takes a run-time batch_count: there the batched kernel
@@ -172,7 +172,7 @@ fn saxpy_resolves_local_constants_and_checks() {
         FactKind::Launch,
         "rocblas_axpy_kernel_batched",
         "library/src/blas1/rocblas_axpy_kernels.hpp",
-        444,
+        447,
     );
     assert!(
         l.values["block"].contains("DIM_X = 128, DIM_Y = 8"),
@@ -264,7 +264,7 @@ fn sdot_batched_threshold_and_block_sizes_by_architecture() {
     let k = "library/src/blas1/rocblas_dot_kernels.hpp";
     // rocblas_dot_kernels.hpp:385-407: if(n <= 1024 && batch_count >= 256), NB_Y = 4 and,
     // on gfx10/11/12 (arch_major 10, 11 or 12: a device property), NB_X = 32;
-    // dim3 threads(NB_X, NB_Y); rocblas_dot_batched_4_kernel launched at 399. rocblas_sdot
+    // dim3 threads(NB_X, NB_Y); rocblas_dot_batched_4_kernel launched at 407. rocblas_sdot
     // passes batch_count = 1 (rocblas_dot_imp.hpp:150-151): never for it, only for the
     // batched forms.
     assert!(f
@@ -280,26 +280,26 @@ fn sdot_batched_threshold_and_block_sizes_by_architecture() {
         FactKind::Launch,
         "rocblas_dot_batched_4_kernel",
         k,
-        399,
+        407,
     );
     assert_eq!(
         small.conditions,
         ["n <= 1024 && batch_count >= 256", "is_arch_10_or_11_or_12"]
     );
     assert_eq!(small.values["block_threads"], "128");
-    // :421-424: the other architectures, NB_X = 64 (256 threads).
+    // :421-447: the other architectures, NB_X = 64 (256 threads), launched at :432.
     let other = find(
         &fb,
         FactKind::Launch,
         "rocblas_dot_batched_4_kernel",
         k,
-        424,
+        432,
     );
     assert_eq!(other.conditions[1], "not (is_arch_10_or_11_or_12)");
     assert_eq!(other.values["block_threads"], "256");
-    // :459-484: up to the single-block threshold one block of NB_OB = 1024 threads; unit
-    // strides take rocblas_dot_kernel_inc1by2.
-    let one = find(&f, FactKind::Launch, "rocblas_dot_kernel_inc1by2", k, 484);
+    // :459-501: up to the single-block threshold one block of NB_OB = 1024 threads; unit
+    // strides take rocblas_dot_kernel_inc1by2 (launched at :486).
+    let one = find(&f, FactKind::Launch, "rocblas_dot_kernel_inc1by2", k, 486);
     assert!(
         one.values["block"].contains("NB_OB = 1024"),
         "{:?}",
@@ -307,12 +307,12 @@ fn sdot_batched_threshold_and_block_sizes_by_architecture() {
     );
     // The batched-4 test before it (:385) is false for sdot and drops out.
     assert_eq!(one.conditions[0], "n <= single_block_threshold");
-    // :627-629: the second pass runs only when the first left more than one block, with
+    // :627-637: the second pass runs only when the first left more than one block, with
     // NB = ROCBLAS_DOT_NB = 512 (rocblas_dot_kernels.cpp:42 passes it).
-    let r = find(&f, FactKind::Launch, "rocblas_dot_kernel_reduce", k, 629);
+    let r = find(&f, FactKind::Launch, "rocblas_dot_kernel_reduce", k, 630);
     assert_eq!(r.conditions.last().map(String::as_str), Some("blocks > 1"));
     assert_eq!(r.values["block_threads"], "512");
-    // rocblas_dot_kernel runs with 1024 (:503) and 512 (:591) threads: its launch bounds
+    // rocblas_dot_kernel runs with 1024 (:505) and 512 (:593) threads: its launch bounds
     // NB has no single value, so none is stated.
     let b = find(&f, FactKind::LaunchBounds, "rocblas_dot_kernel", k, 173);
     assert!(!b.values.contains_key("value"), "{:?}", b.values);
@@ -355,17 +355,17 @@ fn sger_lds_block_and_checks() {
     let f = facts("rocblas", "rocblas_sger");
     let k = "library/src/blas2/rocblas_ger_kernels.hpp";
     // rocblas_ger_kernels.hpp:57-58: __shared__ T xdata[DIM_X]; __shared__ T
-    // ydata[DIM_Y * WIN]; the launch at :421 sets DIM_X = 32, DIM_Y = 32, WIN = 2
+    // ydata[DIM_Y * WIN]; the launch at :423 sets DIM_X = 32, DIM_Y = 32, WIN = 2
     // (:410-412).
     let x = find(&f, FactKind::SharedMemory, "xdata", k, 57);
     assert_eq!(x.values["elements"], "32");
     let y = find(&f, FactKind::SharedMemory, "ydata", k, 58);
     assert_eq!(y.values["elements"], "64");
-    let l = find(&f, FactKind::Launch, "rocblas_ger_kernel", k, 421);
+    let l = find(&f, FactKind::Launch, "rocblas_ger_kernel", k, 423);
     assert_eq!(l.values["block_dims"], "32, 32");
-    // :394-400: float with m > 1024 takes rocblas_sger_kernel, DIM_X = 1024; `is_float`
+    // :394-402: float with m > 1024 takes rocblas_sger_kernel, DIM_X = 1024; `is_float`
     // is true for sger, so `m > 1024` is what is left.
-    let s = find(&f, FactKind::Launch, "rocblas_sger_kernel", k, 400);
+    let s = find(&f, FactKind::Launch, "rocblas_sger_kernel", k, 402);
     assert!(
         s.conditions.iter().any(|c| c == "m > 1024"),
         "{:?}",
@@ -429,14 +429,14 @@ fn isamax_two_pass_reduction() {
         84,
     );
     assert!(p1.conditions.is_empty(), "{:?}", p1.conditions);
-    // :98-102: part 2 in device pointer mode; :116-124 in host mode only when
+    // :98-107: part 2 in device pointer mode; :116-129 in host mode only when
     // reduceKernel = blocks > 1 || batch_count > 1.
     let d = find(
         &f,
         FactKind::Launch,
         "rocblas_iamax_iamin_kernel_part2",
         k,
-        98,
+        100,
     );
     assert_eq!(
         d.conditions,
@@ -447,7 +447,7 @@ fn isamax_two_pass_reduction() {
         FactKind::Launch,
         "rocblas_iamax_iamin_kernel_part2",
         k,
-        120,
+        122,
     );
     assert_eq!(
         h.conditions.last().map(String::as_str),
@@ -523,7 +523,7 @@ fn sgetf2_specialized_kernels_under_their_run_time_choice() {
         f.excluded
     );
     // :638-644: the pivot search per column, dim3 threadsMax(IAMAX_THDS, 1, 1) = 1024.
-    let m = find(&f, FactKind::Launch, "getf2_iamax", g, 640);
+    let m = find(&f, FactKind::Launch, "getf2_iamax", g, 643);
     // :158: `__launch_bounds__(IAMAX_THDS)`, with `#define IAMAX_THDS 1024` at :44: the
     // number is the limit, the macro what the code writes.
     let b = find(&f, FactKind::LaunchBounds, "getf2_iamax", g, 158);
@@ -681,15 +681,15 @@ fn a_pointer_mode_rocsolver_sets_decides_the_branches_below_it() {
     // roclapack_getrs.cpp:59-60 fixes `I inca = 1; I incb = 1;` (locals set once), so
     // rocsolver_gemm returns into rocblasCall_gemm at
     // roclapack_gemm_specialized_kernels.hpp:192-195 before either gemm_kernel launch
-    // (:228 in device mode, :234 in host mode, which getrs.hpp:145-147 sets): neither is
+    // (:230 in device mode, :236 in host mode, which getrs.hpp:145-147 sets): neither is
     // rocsolver_sgetrs's.
     let getrs = facts("rocsolver", "rocsolver_sgetrs");
     let gemm = "library/src/specialized/roclapack_gemm_specialized_kernels.hpp";
     assert!(getrs
         .facts
         .iter()
-        .all(|f| !(f.file == gemm && (f.line == 228 || f.line == 234))));
-    for line in [228, 234] {
+        .all(|f| !(f.file == gemm && (f.line == 230 || f.line == 236))));
+    for line in [230, 236] {
         assert!(
             getrs
                 .excluded
@@ -701,7 +701,7 @@ fn a_pointer_mode_rocsolver_sets_decides_the_branches_below_it() {
         );
     }
     // roclapack_potf2.hpp:205-207 sets device mode; its rocblasCall_scal (:252) reaches
-    // rocblas_scal_kernels.hpp, whose host-mode twin launches (:229, :306) it never makes.
+    // rocblas_scal_kernels.hpp, whose host-mode twin launches (:230, :307) it never makes.
     let potf2 = facts("rocsolver", "rocsolver_spotf2");
     let scal = "library/src/blas1/rocblas_scal_kernels.hpp";
     find(
@@ -709,12 +709,12 @@ fn a_pointer_mode_rocsolver_sets_decides_the_branches_below_it() {
         FactKind::Launch,
         "rocblas_sscal_2_kernel",
         scal,
-        216,
+        217,
     );
     assert!(potf2
         .facts
         .iter()
-        .all(|f| !(f.file == scal && (f.line == 229 || f.line == 306))));
+        .all(|f| !(f.file == scal && (f.line == 230 || f.line == 307))));
     // The test itself is no branch of the API: not a pointer-mode fact of it.
     assert!(potf2
         .facts
@@ -722,18 +722,18 @@ fn a_pointer_mode_rocsolver_sets_decides_the_branches_below_it() {
         .all(|f| !(f.kind == FactKind::PointerMode && f.file == scal)));
     // rocblas_syr2k_her2k_kernels.cpp:540 pushes host mode in the template's own block
     // (alpha and beta copied to the host by then): the device-mode launches of
-    // rocblas_syr2k_her2k_kernel at :396 and :420 are not rocblas_ssyr2k_batched's.
+    // rocblas_syr2k_her2k_kernel at :398 and :422 are not rocblas_ssyr2k_batched's.
     // (rocblas_ssyr2k itself returns into the block-recursive path first, :560.)
     let syr2k = facts("rocblas", "rocblas_ssyr2k_batched");
     let k = "library/src/blas3/rocblas_syr2k_her2k_kernels.cpp";
     assert!(syr2k
         .facts
         .iter()
-        .all(|f| !(f.file == k && (f.line == 396 || f.line == 420))));
+        .all(|f| !(f.file == k && (f.line == 398 || f.line == 422))));
     assert!(syr2k
         .excluded
         .iter()
-        .any(|x| x.starts_with(&format!("rocblas_syr2k_her2k_kernel at {k}:396"))));
+        .any(|x| x.starts_with(&format!("rocblas_syr2k_her2k_kernel at {k}:398"))));
     // rocBLAS's own API leaves the mode to its caller: both branches are facts.
     let sscal = facts("rocblas", "rocblas_sscal");
     find(
@@ -741,14 +741,14 @@ fn a_pointer_mode_rocsolver_sets_decides_the_branches_below_it() {
         FactKind::Launch,
         "rocblas_sscal_2_kernel",
         scal,
-        216,
+        217,
     );
     find(
         &sscal,
         FactKind::Launch,
         "rocblas_sscal_2_kernel",
         scal,
-        229,
+        230,
     );
 }
 
@@ -1027,15 +1027,15 @@ fn what_follows_a_return_always_taken_and_a_branch_never_taken_is_not_the_apis()
     // potrf gives potf2 at most POTRF_BLOCKSIZE columns (127 for single complex):
     // below its switch size, each block of its loop, and the last block the loop
     // leaves (roclapack_potrf.hpp:188, 207-211, 269-271). potf2's large-n path
-    // (sqrtDiagOnward, roclapack_potf2.hpp:225) is cpotf2's, not cpotrf's.
+    // (sqrtDiagOnward, roclapack_potf2.hpp:232) is cpotf2's, not cpotrf's.
     let potf2 = "library/src/lapack/roclapack_potf2.hpp";
     for api in ["rocsolver_cpotrf", "rocsolver_chegvj_batched"] {
         let f = facts("rocsolver", api);
-        assert!(!has(&f, FactKind::Launch, potf2, 225), "{api}");
+        assert!(!has(&f, FactKind::Launch, potf2, 232), "{api}");
         assert!(
             f.excluded
                 .iter()
-                .any(|x| x.starts_with(&format!("sqrtDiagOnward at {potf2}:225"))),
+                .any(|x| x.starts_with(&format!("sqrtDiagOnward at {potf2}:232"))),
             "{api}: {:#?}",
             f.excluded
         );
@@ -1044,7 +1044,7 @@ fn what_follows_a_return_always_taken_and_a_branch_never_taken_is_not_the_apis()
         &facts("rocsolver", "rocsolver_cpotf2"),
         FactKind::Launch,
         potf2,
-        225
+        232
     ));
 }
 
@@ -1080,7 +1080,7 @@ fn a_return_into_another_path_is_negated_in_what_follows_it() {
     // n <= TRTRI_MAX_COLS (64), so the large kernels launch only for n > 64.
     let f = facts("rocsolver", "rocsolver_sgetri");
     let getri = "library/src/lapack/roclapack_getri.hpp";
-    let large = find(&f, FactKind::Launch, "getri_kernel_large1", getri, 376);
+    let large = find(&f, FactKind::Launch, "getri_kernel_large1", getri, 381);
     assert!(
         large.conditions.iter().any(|c| c == "not (n <= 64)"),
         "{:?}",
@@ -1233,7 +1233,7 @@ fn arguments_picked_by_one_test_stay_together() {
     // trsm's 64-bit path calls gemm with `LEFT ? transA : none` and `LEFT ? none :
     // transA` (rocblas_trsm_kernels.hpp:3526-3527): one operation is always `none`, so
     // the source gemm's launches for two transposed operands ('C','C' at
-    // rocblas_gemm_source.hpp:796, 'C','T' at :802) never run for ctrsm_64, while its
+    // rocblas_gemm_source.hpp:797, 'C','T' at :803) never run for ctrsm_64, while its
     // ('C','N') and ('N','C') launches do.
     let f = facts("rocblas", "rocblas_ctrsm_64");
     let lines: std::collections::BTreeSet<u32> = f
@@ -1244,10 +1244,10 @@ fn arguments_picked_by_one_test_stay_together() {
         })
         .map(|x| x.line)
         .collect();
-    for never in [796, 802, 713, 719, 710] {
+    for never in [797, 803, 714, 720, 711] {
         assert!(!lines.contains(&never), "{never} in {lines:?}");
     }
-    for runs in [799, 805, 716, 722] {
+    for runs in [800, 806, 717, 723] {
         assert!(lines.contains(&runs), "{runs} not in {lines:?}");
     }
 }

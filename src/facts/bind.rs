@@ -676,6 +676,17 @@ impl<'a> Binder<'a> {
                         continue;
                     }
                 }
+                // The graph may hold only the overload it expected for the API (pointer
+                // arrays for a batched one), yet a call whose argument types are known
+                // and cannot bind to it is not its call: larft passes its workspace
+                // `T* F` to `rocblasCall_trmv<T>` for every API, so the batched
+                // overload taking `const T* const* a` is never reached through it.
+                if !kernel_node
+                    && !s.template_args.is_empty()
+                    && !own.pointer_depths_agree(s, chead.as_deref(), &aliases, &cenv)
+                {
+                    continue;
+                }
                 let caller_key = format!("{}:{}:{}", caller.file, caller.name, caller.line);
                 let mut got = bind_site(
                     &own,

@@ -1476,7 +1476,7 @@ impl<'a> FactReader<'a> {
             (f, kv)
         } else {
             // Only what decides whether it runs: where it is and its conditions.
-            let (first, last) = launch_lines(t, b, line, &la);
+            let (first, last) = launch_lines(t, line, &la);
             let f = Fact {
                 kind: FactKind::Launch,
                 subject: to.name.clone(),
@@ -1534,7 +1534,7 @@ impl<'a> FactReader<'a> {
         pv: &ParamValues,
     ) -> (Fact, ParamValues) {
         let (conds, _) = b.conds_at(la.start);
-        let (first_line, last_line) = launch_lines(t, b, line, &la);
+        let (first_line, last_line) = launch_lines(t, line, &la);
         let mut v = BTreeMap::new();
         let body_before = &t.s[b.open..la.start];
         let pv = &local_constants(body_before, pv);
@@ -2420,18 +2420,26 @@ fn calls_of(body: &str, name: &str) -> Vec<usize> {
         .collect()
 }
 
-/// The lines a launch fact spans: from the innermost `if` around it (or the launch)
-/// to the launch's end.
-fn launch_lines(t: &Text, b: &Body, line: u32, la: &LaunchArgs) -> (u32, u32) {
-    let first = b
-        .conds_at(la.start)
-        .1
-        .iter()
-        .rev()
-        .find(|&&o| o >= b.open)
-        .map(|&o| t.line_of(o))
-        .unwrap_or(line);
-    (first.min(t.line_of(la.start)), t.line_of(la.end).max(line))
+/// The lines a launch fact spans: the launch's own.
+fn launch_lines(t: &Text, line: u32, la: &LaunchArgs) -> (u32, u32) {
+    // The launch's own lines: a citation from the `if` or `for` around it (30 lines up
+    // in gebd2) reads as a launch there, and two launches in one branch (gebrd's
+    // restore_diag of D and of E) as one; the conditions are stated apart.
+    let first = t.line_of(la.start);
+    // A launch macro's expansion sits on the line that invokes it and the invocation's
+    // other lines are left empty: the `;` after it is on the invocation's last line
+    // (`ROCBLAS_LAUNCH_KERNEL(` at :486, its kernel, grid and threads down to :503).
+    let close = la.end.min(t.s.len());
+    let after_expansion = t.s[close..].find('\n').and_then(|eol| {
+        let from = close + eol;
+        t.s[from..]
+            .char_indices()
+            .find(|(_, c)| !c.is_whitespace())
+            .filter(|(_, c)| *c == ';')
+            .map(|(k, _)| from + k)
+    });
+    let last = after_expansion.map_or(t.line_of(la.end), |k| t.line_of(k));
+    (first, last.max(line).max(first))
 }
 
 /// The edges by which node `i` is called (and, with `launches`, launched) from

@@ -883,6 +883,163 @@ fn cross_library_sentences<'a>(facts: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>
         .collect()
 }
 
+/// What writes the sentences of a group of facts, each with the facts it states.
+type Sentences = dyn for<'f> Fn(&[&'f Fact]) -> Vec<(String, Vec<&'f Fact>)>;
+
+/// Deepest nesting [`condition_tree`] writes; below it the tests stay in each item.
+const MAX_TREE_DEPTH: usize = 3;
+
+/// Sentences of facts laid out by the tests that tell them apart, each said once: the
+/// facts are split on the first test some hold and the rest fail (an `if` and its
+/// `else`), "When `A`:" then "Otherwise (`not A`):", each side split again, and the
+/// facts under neither side listed after them, as the code reaches them. Seven dot
+/// launches under two nested size and aliasing tests read as seven restatements of
+/// them; as a tree they read as the launcher's decision. `say` writes the leaves (a
+/// group of facts no test splits), with only their own remaining tests.
+fn condition_tree<'a>(
+    facts: &[&'a Fact],
+    say: &Sentences,
+) -> Vec<(String, Vec<&'a Fact>)> {
+    // A test is one function's: `m >= n` in gebd2 and in labrd are two tests, so each
+    // run of one function's facts is laid out alone.
+    let mut out = Vec::new();
+    let mut from = 0;
+    while from < facts.len() {
+        let same = |f: &&&Fact| f.function == facts[from].function && f.file == facts[from].file;
+        let to = from + facts[from..].iter().take_while(same).count();
+        let laid: Vec<(String, Vec<&'a Fact>)> = tree_level(&facts[from..to], say, 0)
+            .into_iter()
+            .map(|(lines, fs)| (lines.join("\n"), fs))
+            .collect();
+        // An item is split across answers whole or not at all: one too long for a
+        // part of an answer is said as the flat list it groups.
+        let too_long = laid
+            .iter()
+            .any(|(l, _)| l.lines().count() > MAX_ITEMS / 2 || l.len() > MAX_BODY_CHARS / 3);
+        match too_long {
+            true => out.extend(say(&facts[from..to])),
+            false => out.extend(laid),
+        }
+        from = to;
+    }
+    out
+}
+
+/// One level of [`condition_tree`]: items whose first line is the item's own and whose
+/// other lines are its nested bullets, already indented.
+#[allow(clippy::type_complexity)]
+fn tree_level<'a>(
+    facts: &[&'a Fact],
+    say: &Sentences,
+    depth: usize,
+) -> Vec<(Vec<String>, Vec<&'a Fact>)> {
+    let leaves = |fs: &[&'a Fact]| -> Vec<(Vec<String>, Vec<&'a Fact>)> {
+        say(fs).into_iter().map(|(l, f)| (vec![l], f)).collect()
+    };
+    if facts.len() < 2 || depth >= MAX_TREE_DEPTH {
+        return leaves(facts);
+    }
+    let negation = |c: &str| format!("not ({c})");
+    let has = |f: &Fact, c: &str| f.conditions.iter().any(|x| x == c);
+    // The first test, in the order the code makes them, that at least two facts hold
+    // and two others fail: a test that sets one fact apart stays in its sentence (an
+    // `else if` chain of sizes reads best as one test per launch).
+    let positive = |c: &str| -> String {
+        c.strip_prefix("not ")
+            .and_then(whole_parens)
+            .unwrap_or(c)
+            .to_string()
+    };
+    let Some(test) = facts
+        .iter()
+        .flat_map(|f| f.conditions.iter())
+        .map(|c| positive(c))
+        .find(|t| {
+            let inner = t.strip_prefix("constexpr ").unwrap_or(t);
+            !t.starts_with("loop: ")
+                && !inner.starts_with("switch (")
+                && !inner.starts_with("case ")
+                && inner != "default"
+                && facts.iter().filter(|f| has(f, t)).count() >= 2
+                && facts.iter().filter(|f| has(f, &negation(t))).count() >= 2
+        })
+    else {
+        return leaves(facts);
+    };
+    let not_test = negation(&test);
+    let without = |f: &Fact, c: &str| {
+        let mut t = f.clone();
+        t.conditions.retain(|x| x != c);
+        t
+    };
+    let mut out: Vec<(Vec<String>, Vec<&'a Fact>)> = Vec::new();
+    for (side, cond) in [(true, test.as_str()), (false, not_test.as_str())] {
+        let group: Vec<&'a Fact> = facts.iter().copied().filter(|f| has(f, cond)).collect();
+        let trimmed: Vec<Fact> = group.iter().map(|f| without(f, cond)).collect();
+        let refs: Vec<&Fact> = trimmed.iter().collect();
+        let original = |r: &Fact| {
+            let i = trimmed
+                .iter()
+                .position(|t| std::ptr::eq(t, r))
+                .expect("an item states the facts it was given");
+            group[i]
+        };
+        // The tests every fact of the side shares go in its heading.
+        let shared = shared_conditions(&refs);
+        let (tests, _) = guard_clauses(
+            &std::iter::once(cond)
+                .chain(
+                    shared
+                        .iter()
+                        .map(String::as_str)
+                        .filter(|c| !c.starts_with("loop: ")),
+                )
+                .collect::<Vec<_>>(),
+        );
+        let shared_trimmed: Vec<Fact> = trimmed
+            .iter()
+            .map(|f| {
+                let mut t = f.clone();
+                t.conditions
+                    .retain(|c| c.starts_with("loop: ") || !shared.contains(c));
+                t
+            })
+            .collect();
+        let inner: Vec<&Fact> = shared_trimmed.iter().collect();
+        let back = |r: &Fact| {
+            let i = shared_trimmed
+                .iter()
+                .position(|t| std::ptr::eq(t, r))
+                .expect("an item states the facts it was given");
+            original(&trimmed[i])
+        };
+        let items = tree_level(&inner, say, depth + 1);
+        let heading = match side {
+            true => format!("When {tests}:"),
+            false => format!("Otherwise ({tests}):"),
+        };
+        let mut lines = vec![heading];
+        let mut cited: Vec<&'a Fact> = Vec::new();
+        for (item, fs) in items {
+            for (k, l) in item.iter().enumerate() {
+                let mark = if k == 0 { "- " } else { "" };
+                lines.push(format!("  {mark}{l}"));
+            }
+            cited.extend(fs.into_iter().map(back));
+        }
+        out.push((lines, cited));
+    }
+    let rest: Vec<&'a Fact> = facts
+        .iter()
+        .copied()
+        .filter(|f| !has(f, &test) && !has(f, &not_test))
+        .collect();
+    if !rest.is_empty() {
+        out.extend(tree_level(&rest, say, depth));
+    }
+    out
+}
+
 /// A test of a name against an enumerator: `(name, test as written)`.
 type Selector = (String, String);
 
@@ -1004,6 +1161,14 @@ fn launch_sentences<'a>(facts: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
         ));
     }
     out
+}
+
+/// Host facts in the order the code runs them ([`Fact::order`]), those without one
+/// last as they came: a launcher's launches listed by kernel name read out of order
+/// (sdot's `:484, :503, :591, :525`).
+fn in_run_order(mut facts: Vec<&Fact>) -> Vec<&Fact> {
+    facts.sort_by(|a, b| (a.order.is_empty(), &a.order).cmp(&(b.order.is_empty(), &b.order)));
+    facts
 }
 
 fn kinds<'a>(af: &'a ApiFacts, want: &[FactKind]) -> Vec<&'a Fact> {
@@ -1949,14 +2114,19 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
     // What the API runs of the paired library (rocSOLVER's calls into rocBLAS) is
     // that library's code, which its own entries detail: here it is one sentence per
     // launcher, and its kernels' configuration and device code are not asked again.
-    let (launches, paired): (Vec<&Fact>, Vec<&Fact>) = kinds(af, &[FactKind::Launch])
+    let (launches, paired): (Vec<&Fact>, Vec<&Fact>) = in_run_order(kinds(af, &[FactKind::Launch]))
         .into_iter()
         .partition(|f| f.lib == af.lib);
     // Conditions are said once for all launches only where every item is one of them.
     let (lead, mut stated) = if paired.is_empty() {
-        factored(&launches, "Every launch below is made", launch_sentences)
+        factored(&launches, "Every launch below is made", |fs| {
+            condition_tree(fs, &launch_sentences)
+        })
     } else {
-        ((String::new(), Vec::new()), launch_sentences(&launches))
+        (
+            (String::new(), Vec::new()),
+            condition_tree(&launches, &launch_sentences),
+        )
     };
     stated.extend(paired_launch_sentences(&paired));
     out.extend(led_unit(&KERNELS, "", lead, stated));
@@ -2044,14 +2214,15 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         out.extend(ordered_unit(&EARLY_RETURNS, lead, stated));
     }
     // Everything the pointer mode decides, each fact worded as its kind is.
-    let pm: Vec<&Fact> = af
-        .facts
-        .iter()
-        .filter(|f| {
-            f.kind == FactKind::PointerMode
-                || f.conditions.iter().any(|c| c.contains("pointer_mode"))
-        })
-        .collect();
+    let pm: Vec<&Fact> = in_run_order(
+        af.facts
+            .iter()
+            .filter(|f| {
+                f.kind == FactKind::PointerMode
+                    || f.conditions.iter().any(|c| c.contains("pointer_mode"))
+            })
+            .collect(),
+    );
     let passing = mode_dependent_scalars(&pm);
     if !pm.is_empty() {
         let (lead, mut stated) = factored(&pm, "Everything below is reached", |fs| {
@@ -2078,14 +2249,13 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
     out.extend(factored_unit(
         &RUNTIME_CALLS,
         "",
-        &kinds(af, &[FactKind::RuntimeCall]),
+        &in_run_order(kinds(af, &[FactKind::RuntimeCall])),
         "Every call below is made",
         statement,
     ));
     // In the order the code runs them: handle.cpp's free (:611) before the resets
     // that follow it, though the resets' function sits earlier in the file.
-    let mut stores = kinds(af, &[FactKind::Store]);
-    stores.sort_by(|a, b| (a.order.is_empty(), &a.order).cmp(&(b.order.is_empty(), &b.order)));
+    let stores = in_run_order(kinds(af, &[FactKind::Store]));
     out.extend(stated_unit(&STORES, "", store_sentences(&stores)));
     out.extend(unit(
         &STATIC_STATE,
@@ -3755,6 +3925,70 @@ mod tests {
         let said = launch_sentences(&refs);
         assert_eq!(said.len(), 2);
         assert!(said[1].0.contains("none of"), "{}", said[1].0);
+    }
+
+    #[test]
+    fn launches_are_laid_out_by_the_tests_that_tell_them_apart() {
+        // rocblas_dot_kernels.hpp:459-637: size, then aliasing, then unit strides.
+        let launch = |kernel: &str, line: u32, conds: &[&str]| {
+            let mut f = fact(FactKind::Launch, &[], conds);
+            f.subject = kernel.into();
+            f.function = "rocblas_internal_dot_launcher".into();
+            f.line = line;
+            f.end_line = line;
+            f
+        };
+        let (small, big, differ, unit) = (
+            "n <= single_block_threshold",
+            "not (n <= single_block_threshold)",
+            "x != y || incx != incy",
+            "incx == 1 && incy == 1",
+        );
+        let facts = [
+            launch("inc1by2", 486, &[small, differ, unit]),
+            launch("dot", 505, &[small, differ, "not (incx == 1 && incy == 1)"]),
+            launch("magsq", 527, &[small, "not (x != y || incx != incy)"]),
+            launch("inc1", 575, &[big, differ, unit]),
+            launch("dot", 593, &[big, differ, "not (incx == 1 && incy == 1)"]),
+            launch("reduce", 630, &[big, "blocks > 1"]),
+        ];
+        let refs: Vec<&Fact> = facts.iter().collect();
+        let said = condition_tree(&refs, &launch_sentences);
+        // Two top-level items, each citing the launches under it.
+        assert_eq!(said.len(), 2, "{said:#?}");
+        assert_eq!(said[0].1.len(), 3);
+        assert_eq!(said[1].1.len(), 3);
+        let first: Vec<&str> = said[0].0.lines().collect();
+        assert_eq!(first[0], "When `n <= single_block_threshold`:");
+        // The aliasing test sets one launch apart: said in its sentence, not a heading.
+        assert!(first[1].starts_with("  - `rocblas_internal_dot_launcher` launches `inc1by2`"));
+        assert!(
+            first[1].ends_with("only when `x != y || incx != incy` and `incx == 1 && incy == 1`."),
+            "{}",
+            first[1]
+        );
+        assert!(first
+            .iter()
+            .all(|l| !l.contains("single_block_threshold") || l == &first[0]));
+        assert!(
+            said[1]
+                .0
+                .starts_with("Otherwise (`n > single_block_threshold`):"),
+            "{}",
+            said[1].0
+        );
+        assert!(said[1].0.contains("`reduce` (library/src/auxiliary/rocauxiliary_bdsqr.hpp:630), only when `blocks > 1`."), "{}", said[1].0);
+        // Another function's launches are laid out apart: its `n` is not this one's.
+        let mut other = launch("iamax", 90, &[small]);
+        other.function = "getf2".into();
+        let refs: Vec<&Fact> = facts.iter().chain([&other]).collect();
+        let said = condition_tree(&refs, &launch_sentences);
+        assert_eq!(said.len(), 3);
+        assert!(
+            said[2].0.starts_with("`getf2` launches `iamax`"),
+            "{}",
+            said[2].0
+        );
     }
 
     #[test]
