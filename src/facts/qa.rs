@@ -896,10 +896,7 @@ const MAX_TREE_DEPTH: usize = 3;
 /// launches under two nested size and aliasing tests read as seven restatements of
 /// them; as a tree they read as the launcher's decision. `say` writes the leaves (a
 /// group of facts no test splits), with only their own remaining tests.
-fn condition_tree<'a>(
-    facts: &[&'a Fact],
-    say: &Sentences,
-) -> Vec<(String, Vec<&'a Fact>)> {
+fn condition_tree<'a>(facts: &[&'a Fact], say: &Sentences) -> Vec<(String, Vec<&'a Fact>)> {
     // A test is one function's: `m >= n` in gebd2 and in labrd are two tests, so each
     // run of one function's facts is laid out alone.
     let mut out = Vec::new();

@@ -425,13 +425,26 @@ fn accumulations(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<S
         // Inside a loop, what is lost is the thread's earlier steps: wrong only when the
         // loop gives a thread more than one (a band of kl + ku < 64 rows in gbmv gives
         // each lane one).
-        let head = lines[..k]
-            .iter()
+        let head_at = (k.saturating_sub(4)..k)
             .rev()
-            .take(4)
-            .map(|x| code_part(x.text))
-            .find(|x| loop_condition(x, x.len()));
+            .find(|&j| loop_condition(code_part(lines[j].text), code_part(lines[j].text).len()));
+        let head = head_at.map(|j| code_part(lines[j].text));
         let in_loop = head.is_some();
+        // What the value holds when the loop starts: the last assignment to it before
+        // the loop. Only a zero there makes one step harmless (larfg's `norm2` enters
+        // its loop holding the first wavefront's sum).
+        let starts_at_zero = head_at.is_some_and(|j| {
+            let set = Regex::new(&format!(r"\b{}\s*(=[^=]|\{{)", regex::escape(lhs))).ok();
+            lines[..j]
+                .iter()
+                .rev()
+                .map(|x| code_part(x.text))
+                .find_map(|x| {
+                    let m = set.as_ref()?.find(x)?;
+                    Some(x[m.start() + lhs.len()..].to_string())
+                })
+                .is_some_and(|init| zero_initializer(&init))
+        });
         // An element the loop's counter picks (`areg_upper[k] +=` in a loop over `k`)
         // is a different element each step: each loses what it held before the loop,
         // not the earlier steps' terms.
@@ -448,11 +461,19 @@ fn accumulations(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<S
                  each element held before the loop is lost and the result is wrong wherever it \
                  was not zero."
             )
-        } else if in_loop {
+        } else if in_loop && starts_at_zero {
             format!(
                 "`{lhs_shown} +=` became `{lhs_shown} =`: each step of the loop overwrites \
                  `{lhs_shown}` instead of adding to it, so whenever the loop gives a thread more \
                  than one step, only its last step's term survives and the result is wrong."
+            )
+        } else if in_loop {
+            format!(
+                "`{lhs_shown} +=` became `{lhs_shown} =`: each step of the loop overwrites \
+                 `{lhs_shown}` instead of adding to it, so what it held before the loop and \
+                 every earlier step's term are lost: the result is wrong whenever the loop \
+                 gives a thread a step and `{lhs_shown}` was not zero before it, or more than \
+                 one step."
             )
         } else {
             format!(
@@ -463,6 +484,23 @@ fn accumulations(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<S
         };
         out.push(s);
     }
+}
+
+/// Whether what follows a name in an assignment or declaration (`= 0;`, `{};`,
+/// `= T(0);`) sets it to zero.
+fn zero_initializer(rest: &str) -> bool {
+    let v = rest
+        .trim()
+        .trim_start_matches('=')
+        .trim()
+        .trim_end_matches(';')
+        .trim();
+    static ZERO: OnceLock<Regex> = OnceLock::new();
+    re(
+        &ZERO,
+        r"^(?:\{\s*\}|\{\s*0\s*\}|0(?:\.0*)?f?|[A-Za-z_][\w:<>]*\s*\(\s*0(?:\.0*)?f?\s*\)|[A-Za-z_][\w:<>]*\s*\{\s*\})$",
+    )
+    .is_match(v)
 }
 
 /// `__syncthreads();` -> `__threadfence_block();`, only where the barrier orders a
@@ -1107,6 +1145,41 @@ mod tests {
             "{}",
             s[0].effect
         );
+    }
+
+    #[test]
+    fn an_accumulator_that_enters_its_loop_holding_a_value_loses_it_at_the_first_step() {
+        let effect = |code: &[&str]| {
+            let shown: Vec<ShownLine> = code
+                .iter()
+                .enumerate()
+                .map(|(i, t)| line(i as u32 + 1, t))
+                .collect();
+            let mut s = Vec::new();
+            accumulations(&shown, &BTreeSet::new(), &mut s);
+            assert_eq!(s.len(), 1, "{code:?}");
+            s.remove(0).effect
+        };
+        // rocauxiliary_larfg_specialized_kernels.hpp:85-98: `norm2` holds the first
+        // wavefront's sum when the loop starts.
+        let held = effect(&[
+            "    T norm2 = (tid < n - 1) ? x[tid] * x[tid] : 0;",
+            "    for(int i = tid + MAX_THDS; i < n - 1; i += MAX_THDS)",
+            "        norm2 += x[i] * x[i];",
+        ]);
+        assert!(held.contains("what it held before the loop"), "{held}");
+        assert!(!held.contains("only its last step's term"), "{held}");
+        for zero in ["    T sum = 0;", "    T sum{};", "    T sum = T(0);"] {
+            let said = effect(&[
+                zero,
+                "    for(int i = tid; i < n; i += DIM)",
+                "        sum += x[i] * y[i];",
+            ]);
+            assert!(
+                said.contains("more than one step, only its last step's term survives"),
+                "{zero}: {said}"
+            );
+        }
     }
 
     #[test]
