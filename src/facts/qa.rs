@@ -502,25 +502,17 @@ fn factored<'a>(
     say: impl for<'f> Fn(&[&'f Fact]) -> Vec<(String, Vec<&'f Fact>)>,
 ) -> ((String, Vec<&'a Fact>), Vec<(String, Vec<&'a Fact>)>) {
     let shared = shared_conditions(facts);
-    let trimmed: Vec<Fact> = facts
-        .iter()
-        .map(|f| {
-            let mut t = (*f).clone();
-            t.conditions.retain(|c| !shared.contains(c));
-            t
-        })
-        .collect();
+    let trimmed = without_conditions(facts, &shared);
     let refs: Vec<&Fact> = trimmed.iter().collect();
-    let original = |r: &Fact| {
-        let i = trimmed
-            .iter()
-            .position(|t| std::ptr::eq(t, r))
-            .expect("a sentence states the facts it was given");
-        facts[i]
-    };
     let stated = say(&refs)
         .into_iter()
-        .map(|(l, fs)| (l, fs.into_iter().map(original).collect()))
+        .map(|(l, fs)| {
+            let fs = fs
+                .into_iter()
+                .map(|r| source_of(&trimmed, facts, r))
+                .collect();
+            (l, fs)
+        })
         .collect();
     let lead = if shared.is_empty() {
         String::new()
@@ -532,6 +524,28 @@ fn factored<'a>(
         format!("{items} {}:", clause.trim_start_matches(", "))
     };
     ((lead, facts.to_vec()), stated)
+}
+
+/// Copies of facts without the conditions of `drop` (said once, ahead of them).
+fn without_conditions(facts: &[&Fact], drop: &[String]) -> Vec<Fact> {
+    facts
+        .iter()
+        .map(|f| {
+            let mut t = (*f).clone();
+            t.conditions.retain(|c| !drop.contains(c));
+            t
+        })
+        .collect()
+}
+
+/// The fact a copy of [`without_conditions`] was made from: sentences cite the facts
+/// themselves, not the copies they were written from.
+fn source_of<'f>(copies: &[Fact], facts: &[&'f Fact], copy: &Fact) -> &'f Fact {
+    let i = copies
+        .iter()
+        .position(|t| std::ptr::eq(t, copy))
+        .expect("a sentence states the facts it was given");
+    facts[i]
 }
 
 /// [`unit`] with the conditions all its facts share said once ([`factored`]).
@@ -884,7 +898,16 @@ fn cross_library_sentences<'a>(facts: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>
 }
 
 /// What writes the sentences of a group of facts, each with the facts it states.
-type Sentences = dyn for<'f> Fn(&[&'f Fact]) -> Vec<(String, Vec<&'f Fact>)>;
+type Sentences<'s> = dyn for<'f> Fn(&[&'f Fact]) -> Vec<(String, Vec<&'f Fact>)> + 's;
+
+/// A closure as [`Sentences`]: one written in place is not inferred to hold for every
+/// lifetime of the facts it is given.
+fn sentences<F>(say: F) -> F
+where
+    F: for<'f> Fn(&[&'f Fact]) -> Vec<(String, Vec<&'f Fact>)>,
+{
+    say
+}
 
 /// Deepest nesting [`condition_tree`] writes; below it the tests stay in each item.
 const MAX_TREE_DEPTH: usize = 3;
@@ -896,7 +919,7 @@ const MAX_TREE_DEPTH: usize = 3;
 /// launches under two nested size and aliasing tests read as seven restatements of
 /// them; as a tree they read as the launcher's decision. `say` writes the leaves (a
 /// group of facts no test splits), with only their own remaining tests.
-fn condition_tree<'a>(facts: &[&'a Fact], say: &Sentences) -> Vec<(String, Vec<&'a Fact>)> {
+fn condition_tree<'a>(facts: &[&'a Fact], say: &Sentences<'_>) -> Vec<(String, Vec<&'a Fact>)> {
     // A test is one function's: `m >= n` in gebd2 and in labrd are two tests, so each
     // run of one function's facts is laid out alone.
     let mut out = Vec::new();
@@ -927,7 +950,7 @@ fn condition_tree<'a>(facts: &[&'a Fact], say: &Sentences) -> Vec<(String, Vec<&
 #[allow(clippy::type_complexity)]
 fn tree_level<'a>(
     facts: &[&'a Fact],
-    say: &Sentences,
+    say: &Sentences<'_>,
     depth: usize,
 ) -> Vec<(Vec<String>, Vec<&'a Fact>)> {
     let leaves = |fs: &[&'a Fact]| -> Vec<(Vec<String>, Vec<&'a Fact>)> {
@@ -964,56 +987,38 @@ fn tree_level<'a>(
         return leaves(facts);
     };
     let not_test = negation(&test);
-    let without = |f: &Fact, c: &str| {
-        let mut t = f.clone();
-        t.conditions.retain(|x| x != c);
-        t
-    };
     let mut out: Vec<(Vec<String>, Vec<&'a Fact>)> = Vec::new();
     for (side, cond) in [(true, test.as_str()), (false, not_test.as_str())] {
         let group: Vec<&'a Fact> = facts.iter().copied().filter(|f| has(f, cond)).collect();
-        let trimmed: Vec<Fact> = group.iter().map(|f| without(f, cond)).collect();
-        let refs: Vec<&Fact> = trimmed.iter().collect();
-        let original = |r: &Fact| {
-            let i = trimmed
-                .iter()
-                .position(|t| std::ptr::eq(t, r))
-                .expect("an item states the facts it was given");
-            group[i]
-        };
-        // The tests every fact of the side shares go in its heading.
-        let shared = shared_conditions(&refs);
+        // The tests every fact of the side shares (its own among them) go in its heading.
+        let shared = shared_conditions(&group);
         let (tests, _) = guard_clauses(
             &std::iter::once(cond)
                 .chain(
                     shared
                         .iter()
                         .map(String::as_str)
-                        .filter(|c| !c.starts_with("loop: ")),
+                        .filter(|c| *c != cond && !c.starts_with("loop: ")),
                 )
                 .collect::<Vec<_>>(),
         );
-        let shared_trimmed: Vec<Fact> = trimmed
-            .iter()
-            .map(|f| {
-                let mut t = f.clone();
-                t.conditions
-                    .retain(|c| c.starts_with("loop: ") || !shared.contains(c));
-                t
-            })
-            .collect();
-        let inner: Vec<&Fact> = shared_trimmed.iter().collect();
-        let back = |r: &Fact| {
-            let i = shared_trimmed
-                .iter()
-                .position(|t| std::ptr::eq(t, r))
-                .expect("an item states the facts it was given");
-            original(&trimmed[i])
-        };
+        let trimmed = without_conditions(&group, &shared);
+        let inner: Vec<&Fact> = trimmed.iter().collect();
+        let back = |r: &Fact| source_of(&trimmed, &group, r);
         let items = tree_level(&inner, say, depth + 1);
+        // The loops every fact of the side sits in are said once, with its test.
+        let loops: Vec<String> = shared
+            .iter()
+            .filter_map(|c| c.strip_prefix("loop: "))
+            .map(code)
+            .collect();
+        let inside = match loops.is_empty() {
+            true => String::new(),
+            false => format!(", inside the loop {}", loops.join(" and the loop ")),
+        };
         let heading = match side {
-            true => format!("When {tests}:"),
-            false => format!("Otherwise ({tests}):"),
+            true => format!("When {tests}{inside}:"),
+            false => format!("Otherwise ({tests}){inside}:"),
         };
         let mut lines = vec![heading];
         let mut cited: Vec<&'a Fact> = Vec::new();
@@ -2222,7 +2227,7 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
     );
     let passing = mode_dependent_scalars(&pm);
     if !pm.is_empty() {
-        let (lead, mut stated) = factored(&pm, "Everything below is reached", |fs| {
+        let say = sentences(|fs| {
             fs.iter()
                 .filter_map(|f| {
                     let s = statement(f)?;
@@ -2233,6 +2238,9 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
                     Some((s, vec![*f]))
                 })
                 .collect()
+        });
+        let (lead, mut stated) = factored(&pm, "Everything below is reached", |fs| {
+            condition_tree(fs, &say)
         });
         stated.extend(modes_set_lines(&pm));
         out.extend(led_unit(&POINTER_MODE, "", lead, stated));

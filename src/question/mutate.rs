@@ -1123,11 +1123,7 @@ mod tests {
             "            areg_upper[k] += alpha * xreg[k] * yreg;",
             "    }",
         ];
-        let shown: Vec<ShownLine> = lines
-            .iter()
-            .enumerate()
-            .map(|(i, t)| line(i as u32 + 1, t))
-            .collect();
+        let shown = numbered(&lines);
         let mut s = Vec::new();
         accumulations(&shown, &BTreeSet::new(), &mut s);
         assert_eq!(s.len(), 1);
@@ -1150,11 +1146,7 @@ mod tests {
     #[test]
     fn an_accumulator_that_enters_its_loop_holding_a_value_loses_it_at_the_first_step() {
         let effect = |code: &[&str]| {
-            let shown: Vec<ShownLine> = code
-                .iter()
-                .enumerate()
-                .map(|(i, t)| line(i as u32 + 1, t))
-                .collect();
+            let shown = numbered(code);
             let mut s = Vec::new();
             accumulations(&shown, &BTreeSet::new(), &mut s);
             assert_eq!(s.len(), 1, "{code:?}");
