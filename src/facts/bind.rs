@@ -681,6 +681,9 @@ impl<'a> Binder<'a> {
                 // and cannot bind to it is not its call: larft passes its workspace
                 // `T* F` to `rocblasCall_trmv<T>` for every API, so the batched
                 // overload taking `const T* const* a` is never reached through it.
+                // Only where the call writes its template arguments: there no deduction
+                // can make the depths agree, while an unresolved argument type elsewhere
+                // could.
                 if !kernel_node
                     && !s.template_args.is_empty()
                     && !own.pointer_depths_agree(s, chead.as_deref(), &aliases, &cenv)

@@ -2428,7 +2428,7 @@ fn launch_lines(t: &Text, line: u32, la: &LaunchArgs) -> (u32, u32) {
     let first = t.line_of(la.start);
     // A launch macro's expansion sits on the line that invokes it and the invocation's
     // other lines are left empty: the `;` after it is on the invocation's last line
-    // (`ROCBLAS_LAUNCH_KERNEL(` at :486, its kernel, grid and threads down to :503).
+    // (sdot's `ROCBLAS_LAUNCH_KERNEL(` at :486, its kernel, grid and arguments down to :501).
     let close = la.end.min(t.s.len());
     let after_expansion = t.s[close..].find('\n').and_then(|eol| {
         let from = close + eol;
