@@ -114,7 +114,7 @@ fn fixture_scal_launch_checks_and_bounds() {
     };
     assert!(!at_68(&f), "{:#?}", f.facts);
     assert!(f.excluded.is_empty());
-    // The batched `_impl` returns for the same test first (rocfx_scal_batched_imp.hpp:36),
+    // The batched `_impl` returns for the same test first (rocfx_scal_batched_imp.hpp:52),
     // and that return is the batched form's quick return.
     let batched = facts(p.path(), "rocfx", "rocfx_sscal_batched");
     assert!(!at_68(&batched), "{:#?}", batched.facts);
@@ -123,9 +123,21 @@ fn fixture_scal_launch_checks_and_bounds() {
         FactKind::QuickReturn,
         "rocfx_status_success",
         "blas1/rocfx_scal_batched_imp.hpp",
-        36,
+        52,
     );
     assert_eq!(q.values["condition"], "n <= 0 || batch_count <= 0");
+    // The alpha quick return (rocfx_scal_batched_imp.hpp:54) calls an overload per form:
+    // the pointer-array one is `return false;`, so only the strided form can take it.
+    let alpha_return = |f: &ApiFacts| {
+        f.facts.iter().any(|x| {
+            x.kind == FactKind::QuickReturn
+                && x.file.ends_with("blas1/rocfx_scal_batched_imp.hpp")
+                && x.line == 54
+        })
+    };
+    assert!(!alpha_return(&batched), "{:#?}", batched.facts);
+    let strided = facts(p.path(), "rocfx", "rocfx_sscal_strided_batched");
+    assert!(alpha_return(&strided), "{:#?}", strided.facts);
 }
 
 #[test]

@@ -19,7 +19,7 @@ use regex::Regex;
 use super::code::{split_args, Body, Scanner, Text};
 use super::eval::{
     condition, is_branch_header, is_enumerator, resolve_type, value, Env, Truth, Value, DEFINED,
-    HOLDS, ONE_OF, SITES,
+    HOLDS, ONE_OF, RETURNS, SITES,
 };
 use super::CodeText;
 use crate::model::InterfaceGraph;
@@ -170,10 +170,42 @@ impl<'a> Binder<'a> {
         self.memo
             .borrow_mut()
             .insert(i, (Rc::new(Env::default()), true));
-        let (e, reached) = self.compute(i);
+        let (mut e, reached) = self.compute(i);
+        for (name, b) in self.literal_returns(i) {
+            e.values.insert(format!("{RETURNS}{name}"), Value::Bool(b));
+        }
         let out = (Rc::new(e), reached);
         self.memo.borrow_mut().insert(i, out.clone());
         out
+    }
+
+    /// The callees of node `i` whose every definition it reaches is `return true;` or
+    /// `return false;` (one value for all): a test of such a call is decided.
+    fn literal_returns(&self, i: usize) -> Vec<(String, bool)> {
+        let mut by_name: BTreeMap<&str, Option<bool>> = BTreeMap::new();
+        for e in self.g.edges.iter().filter(|e| e.from == i) {
+            let callee = &self.g.nodes[e.to];
+            let literal = self.code.body(callee).and_then(|(t, b)| {
+                let inner = t.s.get(b.open + 1..b.close)?;
+                let words: Vec<&str> = inner
+                    .split(|c: char| c.is_whitespace() || c == ';')
+                    .filter(|w| !w.is_empty())
+                    .collect();
+                match words[..] {
+                    ["return", "true"] => Some(true),
+                    ["return", "false"] => Some(false),
+                    _ => None,
+                }
+            });
+            let slot = by_name.entry(callee.name.as_str()).or_insert(literal);
+            if *slot != literal {
+                *slot = None;
+            }
+        }
+        by_name
+            .into_iter()
+            .filter_map(|(n, b)| Some((n.to_string(), b?)))
+            .collect()
     }
 
     /// The names known at offset `at` of node `i`'s body: its parameters and the

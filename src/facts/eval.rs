@@ -40,6 +40,11 @@ pub const HOLDS: &str = "!";
 /// test it is set to (`=notrans` is `(trans == rocblas_operation_none)`).
 pub const DEFINED: &str = "=";
 
+/// The prefix of a callee's name whose every definition the caller reaches returns one
+/// literal (`()rocblas_rotm_quick_return_param`: the pointer-array overload is
+/// `return false;`, rocblas_rotm_kernels.hpp:178-184): a call of it is that literal.
+pub const RETURNS: &str = "()";
+
 /// The key of the combinations of values a function's call sites pass, where they
 /// differ in two or more names (`side=141,trans=111;side=142,trans=113`).
 pub const SITES: &str = "#sites";
@@ -1643,6 +1648,20 @@ impl<'a> Parser<'a> {
                     self.i = end;
                     plain = false;
                 }
+            }
+        }
+        // A call of a function that returns one literal, used as it is.
+        if path.len() == 1 && matches!(self.peek(), Some(Tok::Open('('))) {
+            if let Some(Value::Bool(b)) = self.env.values.get(&format!("{RETURNS}{last}")) {
+                let save = self.i;
+                let used_whole = self.skip_group()
+                    && !matches!(self.peek(), Some(Tok::Open(_) | Tok::Op("->" | "::")))
+                    && !matches!(self.peek(), Some(Tok::Other(o)) if o == ".");
+                if used_whole {
+                    self.touched = true;
+                    return Node::Bool(*b);
+                }
+                self.i = save;
             }
         }
         // Member access, indexing, calls: not evaluated, kept whole.
