@@ -657,7 +657,10 @@ impl<'a> Binder<'a> {
             let sites: Vec<Site> = sites
                 .iter()
                 .filter(|s| kernel_node || own.viable(s))
-                .flat_map(|s| by_shared_test(s, &self.env_at(c, s.at)))
+                .flat_map(|s| {
+                    let before = ct.s.get(cb.open..s.at).unwrap_or("");
+                    by_shared_test(s, before, &self.env_at(c, s.at))
+                })
                 .collect();
             for s in &sites {
                 let cenv = self.env_at(c, s.at);
@@ -896,6 +899,7 @@ impl<'a> Binder<'a> {
                 }
             }
         }
+        tracing::trace!(node = %n.name, every_site_read, sites = ?site_ints, "Site values.");
         if every_site_read {
             if let Some(sites) = site_combinations(&site_ints, &env.values) {
                 env.values.insert(SITES.into(), Value::Type(sites));
@@ -974,10 +978,24 @@ fn agree(
 /// A site whose arguments pick between two values by one test the caller cannot
 /// decide, as two sites: one per arm. trsm's `LEFT ? transA : none` and `LEFT ? none :
 /// transA` then give gemm one operation `none` at each, which two independent sets of
-/// values would not say.
-fn by_shared_test(s: &Site, cenv: &Env) -> Vec<Site> {
+/// values would not say. An argument that names a local set to such a choice counts
+/// as the choice (syrk's `trans_orig` and `trans_opp`, rocblas_syrk_herk_kernels.cpp:95-102).
+fn by_shared_test(s: &Site, before: &str, cenv: &Env) -> Vec<Site> {
+    let written: Vec<String> = s
+        .args
+        .iter()
+        .map(|a| {
+            let a = a.trim();
+            if !is_name(a) {
+                return a.to_string();
+            }
+            local_initializer(before, a)
+                .filter(|init| conditional_arms(init).is_some())
+                .unwrap_or_else(|| a.to_string())
+        })
+        .collect();
     let arms: Vec<Option<(&str, &str, &str)>> =
-        s.args.iter().map(|a| conditional_arms(a)).collect();
+        written.iter().map(|a| conditional_arms(a)).collect();
     let mut tests: BTreeMap<String, usize> = BTreeMap::new();
     for (t, _, _) in arms.iter().flatten() {
         *tests.entry(t.split_whitespace().collect()).or_default() += 1;
@@ -1004,6 +1022,37 @@ fn by_shared_test(s: &Site, cenv: &Env) -> Vec<Site> {
             one
         })
         .collect()
+}
+
+/// What the last assignment to `name` in `text` sets it to (`trans_orig =
+/// rocblas_operation_none == trans_A ? ... : ...;`), the whole expression to its `;`.
+fn local_initializer(text: &str, name: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let at = text
+        .match_indices(name)
+        .filter(|(k, _)| {
+            let before = text[..*k].chars().next_back();
+            let rest = text[k + name.len()..].trim_start();
+            !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '>')
+                && rest.starts_with('=')
+                && !rest.starts_with("==")
+        })
+        .map(|(k, _)| k)
+        .last()?;
+    let from = at + name.len() + text[at + name.len()..].find('=')? + 1;
+    let mut depth = 0i32;
+    for (i, &c) in b.iter().enumerate().skip(from) {
+        match c {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b';' if depth == 0 => return Some(text[from..i].trim().to_string()),
+            _ => {}
+        }
+        if depth < 0 {
+            return None;
+        }
+    }
+    None
 }
 
 /// `(test, then, else)` of an argument that is one conditional expression at its top
@@ -1039,7 +1088,7 @@ fn conditional_arms(a: &str) -> Option<(&str, &str, &str)> {
 
 /// The combinations of values the call sites pass for the names they give different
 /// integers (`side=141,trans=111;side=142,trans=113`; a name a site gives no integer
-/// is left out of its combination), where two or more names differ and the sites are
+/// is left out of its combination), where two or more names differ and the combinations are
 /// few; `None` where one set per name says all.
 fn site_combinations(
     sites: &[BTreeMap<String, i64>],
@@ -1050,7 +1099,7 @@ fn site_combinations(
         .flat_map(|m| m.keys())
         .filter(|k| !agreed.contains_key(*k))
         .collect();
-    if differing.len() < 2 || sites.len() > 16 {
+    if differing.len() < 2 {
         return None;
     }
     // A name a site gives no integer is left out of its combination: any value there.
@@ -1064,8 +1113,9 @@ fn site_combinations(
                 .join(",")
         })
         .collect();
-    // A site that fixes none of them rules nothing out.
-    if combos.contains("") {
+    // A site that fixes none of them rules nothing out. Many sites may pass few
+    // combinations (syr2k's block loop calls gemm at 18 sites with two).
+    if combos.contains("") || combos.len() > 16 {
         return None;
     }
     Some(combos.into_iter().collect::<Vec<_>>().join(";"))
@@ -1923,7 +1973,14 @@ fn bind_site(
     // Values first, then deduced types: a type pattern may name a parameter written
     // explicitly at the site.
     for ((ty, name), a) in callee.params.iter().zip(&s.args) {
-        if let Some(v) = value(a, cenv) {
+        // A truth value is a flag's value, not a number's: `k_64` held nonzero past
+        // `if(k_64 == 0 || ...)` is no value for `int64_t k` (rocblas_gemm_kernels_64.cpp:117-136).
+        let flag_param = ty.contains("bool")
+            || callee
+                .template
+                .iter()
+                .any(|(p, is_value)| !is_value && ty.split_whitespace().any(|w| w == p));
+        if let Some(v) = value(a, cenv).filter(|v| flag_param || !matches!(v, Value::Bool(_))) {
             got.insert(name.clone(), v);
         } else if let Some(set) = cenv.values.get(&format!("{ONE_OF}{}", a.trim())) {
             got.insert(format!("{ONE_OF}{name}"), set.clone());
@@ -2840,14 +2897,52 @@ fn locals(text: &str, base: usize, stmt_of: StmtOf, env: &mut Env, out: &mut Vec
                         } else {
                             value(&expr, env)
                         };
+                        let was = env.values.get(&name).cloned();
                         put(env, &name, v.clone());
+                        let defined = format!("{DEFINED}{name}");
+                        if env.values.contains_key(&defined) {
+                            put(env, &defined, None);
+                            out.push(Local {
+                                end: base + end,
+                                name: defined.clone(),
+                                value: None,
+                                is_type: false,
+                            });
+                        }
                         out.push(Local {
                             end: base + end,
                             name: name.clone(),
-                            value: v,
+                            value: v.clone(),
                             is_type: false,
                         });
                         if let Some(close) = close {
+                            // A flag flipped under one open test is that test past the
+                            // block (trsv's `alpha_exists`, false unless `alpha !=
+                            // nullptr`, rocblas_trsv_kernels.cpp:833-846).
+                            let own: Vec<&String> = conds
+                                .iter()
+                                .zip(&truths)
+                                .filter(|(c, t)| matches!(t, Truth::Open(_)) && !given.contains(c))
+                                .map(|(c, _)| c)
+                                .collect();
+                            if let (Some(Value::Bool(a)), Some(Value::Bool(b)), [test]) =
+                                (&was, &v, own.as_slice())
+                            {
+                                if a != b && !is_branch_header(test) && is_plain_test(test) {
+                                    let t = if *b {
+                                        test.to_string()
+                                    } else {
+                                        format!("not ({test})")
+                                    };
+                                    events.push((
+                                        close,
+                                        Event::Set {
+                                            name: defined,
+                                            value: Some(Value::Type(super::eval::canonical(&t))),
+                                        },
+                                    ));
+                                }
+                            }
                             events.push((close, Event::Set { name, value: None }));
                         }
                     }
@@ -3368,6 +3463,63 @@ mod tests {
         assert_eq!(open("after_block", "t2"), None);
         // A braceless `if` under an open condition: not known after it.
         assert_eq!(open("after_k", "k"), None);
+    }
+
+    #[test]
+    fn a_flag_flipped_under_one_open_test_is_that_test_past_its_block() {
+        // rocblas_trsv_kernels.cpp:833-846, cut down.
+        let src = "void f(const float* alpha, int mode) {\n bool alpha_exists = false;\n float alpha_local = 1.0;\n if(alpha != nullptr)\n {\n alpha_exists = true;\n if(mode == 0)\n alpha_local = *alpha;\n }\n after(alpha_exists);\n}\n";
+        let b = Scanner::new(src).function("f", 0, src.len()).unwrap();
+        let text = &src[b.open..b.close];
+        let stmt_of = |at: usize| {
+            b.stmt_at(at)
+                .map(|s| (s.start, s.conds.clone(), s.cond_at.clone()))
+        };
+        let read = |alpha: Option<i64>| {
+            let mut env = Env::default();
+            if let Some(a) = alpha {
+                env.values.insert("alpha".into(), Value::Int(a));
+            }
+            let mut seen = Vec::new();
+            locals(text, b.open, &stmt_of, &mut env, &mut seen);
+            let at = src.find("after(").unwrap();
+            let mut known = Env::default();
+            for l in seen.iter().filter(|l| l.end <= at) {
+                put(&mut known, &l.name, l.value.clone());
+            }
+            known
+        };
+        // `alpha` not known: the flag is the test it was set under.
+        let open = read(None);
+        assert_eq!(open.values.get("alpha_exists"), None);
+        assert_eq!(
+            open.values.get(&format!("{DEFINED}alpha_exists")),
+            Some(&Value::Type("alpha != nullptr".into()))
+        );
+        // A caller passing nullptr: the flag is false.
+        let mut null = open.clone();
+        null.values.insert("alpha".into(), Value::Int(0));
+        assert_eq!(condition("mode == 1 && alpha_exists", &null), Truth::False);
+        // A caller passing nullptr known from the start: the block never runs.
+        assert_eq!(
+            read(Some(0)).values.get("alpha_exists"),
+            Some(&Value::Bool(false))
+        );
+    }
+
+    #[test]
+    fn many_sites_passing_few_combinations_keep_them() {
+        // syr2k's block loop calls gemm at 18 sites, each with (none, conj) or (conj, none).
+        let site = |a: i64, b: i64| {
+            BTreeMap::from([("trans_a".to_string(), a), ("trans_b".to_string(), b)])
+        };
+        let sites: Vec<_> = (0..9)
+            .flat_map(|_| [site(111, 113), site(113, 111)])
+            .collect();
+        assert_eq!(
+            site_combinations(&sites, &BTreeMap::new()).as_deref(),
+            Some("trans_a=111,trans_b=113;trans_a=113,trans_b=111")
+        );
     }
 
     /// The text of `src`, the body of its function `name`, and the offset of `call`.
@@ -3969,5 +4121,24 @@ mod tests {
         };
         assert_eq!(known_at(at(" f(handle)")), Some(Value::Int(0)), "{seen:?}");
         assert_eq!(known_at(at("g(")), None);
+    }
+    #[test]
+    fn a_local_set_to_a_choice_splits_a_site_by_its_test() {
+        // rocblas_syrk_herk_kernels.cpp:95-113, cut down.
+        let before = "{\n rocblas_operation trans_orig\n = rocblas_operation_none == trans_A\n ? rocblas_operation_none\n : (HERM ? rocblas_operation_conjugate_transpose : rocblas_operation_transpose);\n rocblas_operation trans_opp\n = rocblas_operation_none == trans_A\n ? (HERM ? rocblas_operation_conjugate_transpose : rocblas_operation_transpose)\n : rocblas_operation_none;\n ";
+        assert_eq!(
+            local_initializer(before, "trans_opp").as_deref(),
+            Some("rocblas_operation_none == trans_A\n ? (HERM ? rocblas_operation_conjugate_transpose : rocblas_operation_transpose)\n : rocblas_operation_none")
+        );
+        let site = Site {
+            at: before.len(),
+            template_args: Vec::new(),
+            args: vec!["handle".into(), "trans_orig".into(), "trans_opp".into()],
+        };
+        let split = by_shared_test(&site, before, &Env::default());
+        let args: Vec<Vec<String>> = split.into_iter().map(|s| s.args).collect();
+        assert_eq!(args.len(), 2, "{args:?}");
+        assert_eq!(args[0][1], "rocblas_operation_none");
+        assert_eq!(args[1][2], "rocblas_operation_none");
     }
 }
