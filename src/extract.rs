@@ -166,6 +166,24 @@ fn kernel_has_sync(g: &crate::model::InterfaceGraph, k: usize, trees: &Trees) ->
 
 /// One line per kernel of the graph its API never launches, for kernels of its own
 /// family's code: those named for another precision are left unsaid (their names tell).
+/// The lines the API never runs that fall in the pieces `s` shows.
+fn dead_lines_shown(
+    s: &crate::model::Slice,
+    dead: &crate::model::WhatRuns,
+) -> Vec<(String, String, u32, u32)> {
+    dead.regions
+        .iter()
+        .filter(|(l, f, a, b)| {
+            s.pieces
+                .iter()
+                .any(|p| &p.lib == l && &p.file == f && *a <= p.end && *b >= p.start)
+        })
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
 fn not_run_notes(g: &crate::model::InterfaceGraph, dead: &crate::model::WhatRuns) -> Vec<String> {
     const SHOWN: usize = 8;
     dead.kernels
@@ -264,6 +282,7 @@ pub fn plan_run(
             };
             let mut s = cut(&g, &apis, &variant, spec, indexes, trees, p.limits)?;
             s.focus.not_run = not_run_notes(&g, &dead);
+            s.focus.dead_lines = dead_lines_shown(&s, &dead);
             let needs_sync = variant.is_empty() && !(s.features.lds || s.features.barriers);
             cut_slices.push((fk, s, true));
             if needs_sync {
@@ -279,6 +298,7 @@ pub fn plan_run(
                     };
                     let mut s2 = cut(&g, &apis, &variant, spec, indexes, trees, p.limits)?;
                     s2.focus.not_run = not_run_notes(&g, &dead);
+                    s2.focus.dead_lines = dead_lines_shown(&s2, &dead);
                     s2.id = format!("{}@{}", s2.id, g.nodes[k].name);
                     cut_slices.push((fk, s2, false));
                 }

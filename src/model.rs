@@ -718,6 +718,19 @@ pub struct SliceFocus {
     /// with the condition that is false for it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_run: Vec<String>,
+    /// `(lib, file, first, last)` lines of the pieces shown that this slice's API never
+    /// runs (a branch whose test is false for it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dead_lines: Vec<(String, String, u32, u32)>,
+}
+
+impl SliceFocus {
+    /// Is line `line` of `file` one this slice's API never runs?
+    pub fn dead_line(&self, lib: &str, file: &str, line: u32) -> bool {
+        self.dead_lines
+            .iter()
+            .any(|(l, f, a, b)| l == lib && f == file && (*a..=*b).contains(&line))
+    }
 }
 
 /// A planted bug: one line of a kernel shown changed from the library's code, for a
@@ -1117,6 +1130,9 @@ pub struct ConditionSite {
     pub function_lines: (u32, u32),
     /// The line of the call.
     pub line: u32,
+    /// The conditions of the fact its branches around the call state, as written there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<String>,
 }
 
 /// The facts of one public API function.

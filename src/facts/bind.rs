@@ -720,8 +720,9 @@ impl<'a> Binder<'a> {
                 // can make the depths agree, while an unresolved argument type elsewhere
                 // could.
                 if !kernel_node
-                    && !s.template_args.is_empty()
-                    && !own.pointer_depths_agree(s, chead.as_deref(), &aliases, &cenv)
+                    && (!s.template_args.is_empty()
+                        && !own.pointer_depths_agree(s, chead.as_deref(), &aliases, &cenv)
+                        || own.deeper_than_argument(s, chead.as_deref(), &aliases, &cenv))
                 {
                     continue;
                 }
@@ -1557,6 +1558,35 @@ impl Head {
             }
         }
         true
+    }
+
+    /// Does some parameter written `[const] P [const]* ...` (P a type parameter of
+    /// this definition) take more levels of pointer than its argument's known type
+    /// has? No P can make `T* const* B` take larfb's `T* tmptr` (rocsolver's
+    /// rocblas.hpp:1530 against rocauxiliary_larfb.hpp:323-366).
+    fn deeper_than_argument(
+        &self,
+        s: &Site,
+        caller: Option<&Head>,
+        aliases: &BTreeMap<String, String>,
+        cenv: &Env,
+    ) -> bool {
+        let depth = |t: &str| (t.matches('*').count() + t.matches('[').count()) as i64;
+        self.params.iter().zip(&s.args).any(|((ty, _), a)| {
+            let words: Vec<&str> = ty
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty() && *w != "const")
+                .collect();
+            let [w] = words.as_slice() else {
+                return false;
+            };
+            if ty.contains('&') || !self.template.iter().any(|(p, v)| p == w && !v) {
+                return false;
+            }
+            arg_type(a, caller, aliases, cenv)
+                .filter(|t| !t.contains(HOLE_MARK) && !t.contains("nullptr"))
+                .is_some_and(|at| depth(&at) < depth(ty))
+        })
     }
 
     /// Per parameter: `Some(same)` where it is declared with an element type of its

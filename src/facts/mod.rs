@@ -735,6 +735,8 @@ impl<'a> FactReader<'a> {
         let mut reached = HashMap::new();
         let l = self.launches(g, &binder, &mut reached, false);
         let live: BTreeSet<usize> = l.live.iter().map(|(k, ..)| *k).collect();
+        let mut regions = l.regions;
+        regions.extend(self.dead_device_lines(g, &binder));
         crate::model::WhatRuns {
             kernels: l
                 .dead
@@ -753,10 +755,41 @@ impl<'a> FactReader<'a> {
                                     .is_none()))
                 })
                 .collect(),
-            regions: l.regions,
+            regions,
             launch_conditions: l.own_conditions,
             dead_launches: l.dead_edges,
         }
+    }
+
+    /// The statements of kernels and device functions under a test false for this
+    /// API, as `(lib, file, first, last)` lines: her2k's kernels never run the
+    /// `!TWOK && HERM` block that zeroes the diagonal's imaginary part
+    /// (herk_syrk_device.hpp:1190-1194), so no bug planted there shows for it.
+    fn dead_device_lines(
+        &self,
+        g: &InterfaceGraph,
+        binder: &Binder,
+    ) -> Vec<(String, String, u32, u32)> {
+        let mut out = Vec::new();
+        for (i, n) in g.nodes.iter().enumerate() {
+            if !matches!(n.kind, NodeKind::Kernel | NodeKind::DeviceHelper) || !binder.reached(i) {
+                continue;
+            }
+            let Some((t, b)) = self.code.body(n) else {
+                continue;
+            };
+            for s in b.stmts.iter().filter(|s| !s.conds.is_empty()) {
+                let env = binder.env_at(i, s.start);
+                if s.conds
+                    .iter()
+                    .any(|c| !is_branch_header(c) && condition(c, &env) == Truth::False)
+                {
+                    let last = t.line_of(s.end.saturating_sub(1).max(s.start));
+                    out.push((n.lib.clone(), n.file.clone(), t.line_of(s.start), last));
+                }
+            }
+        }
+        out
     }
 
     /// Every launch the graph holds, read with what the API fixes.
@@ -1390,14 +1423,16 @@ impl<'a> FactReader<'a> {
                     for (_, open) in &live {
                         shared = Some(common_prefix(shared, open.clone()));
                     }
+                    let shared = shared.unwrap_or_default();
                     let site = crate::model::ConditionSite {
                         lib: caller.lib.clone(),
                         file: caller.file.clone(),
                         function: caller.name.clone(),
                         function_lines: (caller.start_line, caller.end_line),
                         line: t.line_of(*cited),
+                        conditions: shared.clone(),
                     };
-                    conds.extend(shared.into_iter().flatten().map(|c| (c, site.clone())));
+                    conds.extend(shared.into_iter().map(|c| (c, site.clone())));
                 }
             }
             common = Some(match common {

@@ -2461,38 +2461,24 @@ fn variant_units<'a>(all: &[&'a ApiFacts]) -> Vec<(Vec<&'a ApiFacts>, Unit<'a>)>
                     .collect();
                 let mut launches = kinds(form, &[FactKind::Launch]);
                 launches.sort_by_key(|f| ref_functions.contains(f.function.as_str()));
-                // Where a loop is: the launch's function when it holds it, else the
-                // innermost caller above it that only this form runs (the `_64`
-                // launcher calling the 32-bit one), which the entry shows and cites
-                // with the launch.
-                let ref_code: BTreeSet<&str> = reference
-                    .facts
-                    .iter()
-                    .flat_map(|r| {
-                        std::iter::once(r.function.as_str())
-                            .chain(r.condition_sites.iter().map(|c| c.function.as_str()))
-                    })
-                    .collect();
-                let holder_of = |f: &'a Fact| {
-                    f.condition_sites
-                        .iter()
-                        .rev()
-                        .find(|c| !ref_code.contains(c.function.as_str()))
-                        .map(|c| (&c.function, &c.file, c.function_lines))
-                        .or_else(|| {
-                            (!ref_code.contains(f.function.as_str())).then_some((
-                                &f.function,
-                                &f.file,
-                                f.function_lines,
-                            ))
-                        })
-                };
                 let new_loops = |f: &'a Fact| {
                     f.conditions
                         .iter()
                         .filter(|c| c.starts_with("loop: ") && !ref_loops.contains(c.as_str()))
                         .map(String::as_str)
                         .collect::<Vec<&str>>()
+                };
+                // The function whose text holds the form's first loop: the caller that
+                // states it, else the launch's own function (rocblas_internal_gemm_64
+                // holds the chunk loops around gemm_source_solution_64's launches,
+                // rocblas_gemm_kernels_64.cpp:128-132).
+                let holder_of = |f: &'a Fact| {
+                    let first = *new_loops(f).first()?;
+                    f.condition_sites
+                        .iter()
+                        .find(|c| c.conditions.iter().any(|x| x == first))
+                        .map(|c| (&c.function, &c.file, c.function_lines))
+                        .or(Some((&f.function, &f.file, f.function_lines)))
                 };
                 // The loops of the first launch in a loop of its own, and those of the
                 // launches one function holds with it: loops another function holds
@@ -2515,23 +2501,39 @@ fn variant_units<'a>(all: &[&'a ApiFacts]) -> Vec<(Vec<&'a ApiFacts>, Unit<'a>)>
                     let heads: Vec<String> =
                         loops.iter().map(|c| code(&c["loop: ".len()..])).collect();
                     // Where some launches sit outside those loops (the `_64` launcher
-                    // handing sizes that fit to the 32-bit one), only some paths run
-                    // in them.
+                    // handing sizes that fit to the 32-bit one), the test that leads
+                    // into them is said: the first one of the launch's own that the
+                    // reference's launches do not share, before its first loop.
                     let some = launches
                         .iter()
                         .any(|f| !f.conditions.iter().any(|c| loops.contains(&c.as_str())));
-                    // Not knowing which function holds the loops, the clause is left out.
+                    let ref_tests: BTreeSet<&str> = kinds(reference, &[FactKind::Launch])
+                        .iter()
+                        .flat_map(|r| r.conditions.iter().map(String::as_str))
+                        .collect();
+                    let entry_test = f
+                        .conditions
+                        .iter()
+                        .take_while(|c| !loops.contains(&c.as_str()))
+                        .filter(|c| !c.starts_with("loop: ") && !ref_tests.contains(c.as_str()))
+                        .last();
                     if let Some((function, file, (s, e))) = holder {
+                        let when = match (some, entry_test) {
+                            (true, Some(t)) => format!(
+                                " when {} (its other launches run outside those loops)",
+                                code(t)
+                            ),
+                            (true, None) => {
+                                " on some paths only (its other launches run outside those loops)"
+                                    .to_string()
+                            }
+                            _ => String::new(),
+                        };
                         clauses.push(format!(
-                            "launches its kernels inside {} {}, which {rname}'s launches are not in (in {}, {file}:{s}-{e}){}",
+                            "launches its kernels inside {} {}, which {rname}'s launches are not in (in {}, {file}:{s}-{e}){when}",
                             if heads.len() == 1 { "the loop" } else { "the loops" },
                             listed_all(&heads),
                             code(function),
-                            if some {
-                                ", on some paths only: its other launches are outside it"
-                            } else {
-                                ""
-                            },
                         ));
                         facts.push(f);
                     }
@@ -3560,6 +3562,53 @@ mod tests {
         // With no one form the others extend, nothing is compared.
         let twin = form("rocsolver_sgeqrf_x", &["batched"], "float* A", Vec::new());
         assert!(variant_units(&[&batched, &twin]).is_empty());
+    }
+
+    #[test]
+    fn a_forms_loops_are_placed_in_the_caller_that_holds_them() {
+        // rocblas_gemm_kernels_64.cpp:58-136: the `_64` gemm hands sizes that fit to the
+        // 32-bit gemm and runs its chunk loops, around gemm_source_solution_64's
+        // launches, otherwise.
+        let launch = |function: &str, conds: &[&str]| {
+            let mut f = fact(FactKind::Launch, &[], conds);
+            f.function = function.into();
+            f
+        };
+        let plain = form(
+            "rocsolver_dpotrf",
+            &[],
+            "rocblas_handle handle | const rocblas_int n | double* A | const rocblas_int lda",
+            vec![launch("gemm_source_solution", &[])],
+        );
+        let chunked = [
+            "not (dims_32bit && leading_32bit)",
+            "loop: for (int64_t m_base = 0; m_base < m_64; m_base += chunk)",
+        ];
+        let mut looped = launch("gemm_source_solution_64", &chunked);
+        looped.condition_sites.push(crate::model::ConditionSite {
+            lib: "rocblas".into(),
+            file: "library/src/src64/blas3/rocblas_gemm_kernels_64.cpp".into(),
+            function: "rocblas_internal_gemm_64".into(),
+            function_lines: (31, 174),
+            line: 136,
+            conditions: chunked.iter().map(|c| c.to_string()).collect(),
+        });
+        let wide = form(
+            "rocsolver_dpotrf_64",
+            &["64"],
+            "rocblas_handle handle | const int64_t n | double* A | const int64_t lda",
+            vec![
+                looped,
+                launch("gemm_source_solution", &["dims_32bit && leading_32bit"]),
+            ],
+        );
+        let units = variant_units(&[&plain, &wide]);
+        assert_eq!(units.len(), 1);
+        let body = &units[0].1.body;
+        assert!(
+            body.contains("which `rocsolver_dpotrf`'s launches are not in (in `rocblas_internal_gemm_64`, library/src/src64/blas3/rocblas_gemm_kernels_64.cpp:31-174) when `not (dims_32bit && leading_32bit)` (its other launches run outside those loops)"),
+            "{body}"
+        );
     }
 
     #[test]

@@ -198,7 +198,9 @@ fn bound_checks(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<Si
             // The bound as written: everything right of the operator in the expression.
             let right = code[op.end()..e.max(op.end())].trim().to_string();
             let in_loop = loop_condition(code, s);
-            if in_loop && tests_again(lines, k, &code[s..e]) {
+            if in_loop
+                && (tests_again(lines, k, &code[s..e]) || leaves_at_bound(lines, k, &left, &right))
+            {
                 continue;
             }
             // What the extra thread or step writes: an element whose subscript uses
@@ -247,11 +249,11 @@ fn bound_checks(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<Si
             }
             let harm = if may_leave {
                 format!(
-                    "can write `{write}` with `{left}` = {right}, an element the original test never lets it write, unless the step leaves before it reaches that store"
+                    "can write `{write}` with `{left}` = {right}, one past the last element the original test lets it reach: memory past the end of the data the call owns, or another element's value, unless the step leaves before it reaches that store"
                 )
             } else {
                 format!(
-                    "writes `{write}` with `{left}` = {right}, an element the original test never lets it write"
+                    "writes `{write}` with `{left}` = {right}, one past the last element the original test lets it reach: memory past the end of the data the call owns, or another element's value"
                 )
             };
             let what = match (op.as_str(), in_loop) {
@@ -373,6 +375,34 @@ fn tests_again(lines: &[ShownLine], k: usize, cond: &str) -> bool {
         .iter()
         .take(8)
         .any(|x| squash(code_part(x.text)).contains(&want))
+}
+
+/// Whether the body of the loop headed on line `k` leaves the step first where
+/// `left` plus thread offsets reaches `right` (`if(tx + j >= n) break;`,
+/// rocblas_tpsv_kernels.cpp:91-93): the step a `j <= n` header adds leaves at once.
+fn leaves_at_bound(lines: &[ShownLine], k: usize, left: &str, right: &str) -> bool {
+    static GUARD: OnceLock<Regex> = OnceLock::new();
+    let guard = re(
+        &GUARD,
+        r"^if\(([A-Za-z_][\w.]*(?:\+[A-Za-z_][\w.]*)*)>=([^()]+)\)(break|continue|return);?$",
+    );
+    let squash = |t: &str| t.split_whitespace().collect::<String>();
+    let (left, right) = (squash(left), squash(right));
+    let body: Vec<String> = lines[k + 1..]
+        .iter()
+        .take(4)
+        .map(|x| squash(code_part(x.text)))
+        .filter(|t| !t.is_empty() && t != "{")
+        .collect();
+    // The guard with its `break` on one line or the next.
+    let first = match body.first() {
+        Some(t) if t.ends_with(')') => format!("{t}{}", body.get(1).map_or("", |x| x.as_str())),
+        Some(t) => t.clone(),
+        None => return false,
+    };
+    guard
+        .captures(&first)
+        .is_some_and(|c| c[2] == right && c[1].split('+').any(|w| w == left))
 }
 
 /// `sum += x[i] * y[i];` -> `sum = x[i] * y[i];`, outside loop headers and pointer
@@ -946,6 +976,10 @@ pub fn plant(s: &Slice) -> Option<(Mutation, Slice)> {
         say_where_it_runs(&lines, &s.pieces[j].name, &mut found);
         let conditional = conditional_lines(&lines);
         found.retain(|x| !conditional.contains(&x.line));
+        // A line this API never runs (a branch its template arguments rule out) shows
+        // no bug whatever the inputs.
+        let piece = &s.pieces[j];
+        found.retain(|x| !s.focus.dead_line(&piece.lib, &piece.file, x.line));
         // The original must not be readable elsewhere in the prompt.
         let elsewhere: BTreeSet<&str> = s
             .pieces
@@ -1073,6 +1107,27 @@ mod tests {
             "{}",
             b[0].effect
         );
+    }
+
+    #[test]
+    fn a_loop_whose_body_leaves_at_the_bound_is_not_planted() {
+        // rocblas_tpsv_kernels.cpp:91-96, cut down: the step `j <= n` adds breaks at once.
+        let guarded = [
+            "    rocblas_int tx = threadIdx.x;",
+            "    for(rocblas_int j = BLK_SIZE + tx; j < n; j += BLK_SIZE)",
+            "    {",
+            "        if(tx + j >= n)",
+            "            break;",
+            "        x[j] -= sum;",
+            "    }",
+        ];
+        let none: Vec<u32> = lines_of(&sites_of(&guarded), "bound-check");
+        assert!(none.is_empty(), "{none:?}");
+        // Without the guard the extra step writes `x[n]`.
+        let mut bare = guarded.to_vec();
+        bare.remove(4);
+        bare.remove(3);
+        assert_eq!(lines_of(&sites_of(&bare), "bound-check"), vec![2]);
     }
 
     #[test]
