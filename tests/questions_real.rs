@@ -644,3 +644,26 @@ fn prompt_causes_counted_by_script() {
         assert!(share("other-library") <= 20.0, "{path}: {r}");
     }
 }
+
+#[test]
+fn find_the_bug_never_plants_in_a_branch_the_api_never_runs() {
+    // The her2k kernels run the syr2k device function with TWOK = true, so the
+    // `!TWOK && HERM` block that zeroes the diagonal's imaginary part
+    // (herk_syrk_device.hpp:1190-1194) is never theirs: no change there shows.
+    let p = planned("rocblas");
+    let planted: Vec<(&str, u32)> = p
+        .questions
+        .iter()
+        .filter_map(|q| q.mutation.as_ref().map(|m| (q, m)))
+        .filter(|(q, _)| q.slice_id.starts_with("rocblas:6.4.4:her2k~"))
+        .map(|(_, m)| (m.file.as_str(), m.line))
+        .collect();
+    println!("her2k find-the-bug lines: {planted:?}");
+    assert!(!planted.is_empty());
+    for (file, line) in planted {
+        assert!(
+            !(file.ends_with("herk_syrk_device.hpp") && (1190..=1194).contains(&line)),
+            "{file}:{line}"
+        );
+    }
+}

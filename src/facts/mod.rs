@@ -780,13 +780,17 @@ impl<'a> FactReader<'a> {
             };
             for s in b.stmts.iter().filter(|s| !s.conds.is_empty()) {
                 let env = binder.env_at(i, s.start);
-                if s.conds
+                let Some(k) = s
+                    .conds
                     .iter()
-                    .any(|c| !is_branch_header(c) && condition(c, &env) == Truth::False)
-                {
-                    let last = t.line_of(s.end.saturating_sub(1).max(s.start));
-                    out.push((n.lib.clone(), n.file.clone(), t.line_of(s.start), last));
-                }
+                    .position(|c| !is_branch_header(c) && condition(c, &env) == Truth::False)
+                else {
+                    continue;
+                };
+                // From the `if` whose test fails, so its own line counts too.
+                let first = s.cond_at.get(k).copied().unwrap_or(s.start).min(s.start);
+                let last = t.line_of(s.end.saturating_sub(1).max(s.start));
+                out.push((n.lib.clone(), n.file.clone(), t.line_of(first), last));
             }
         }
         out
