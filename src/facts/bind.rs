@@ -847,6 +847,21 @@ impl<'a> Binder<'a> {
                         got.insert(format!("{HOLDS}{p} >= {}", i32::MIN), Value::Bool(true));
                     }
                 }
+                // A parameter the tests on the way to the call pin to one value has it
+                // at this site (hegs2 calls trsv with `uplo` inside `if(uplo ==
+                // rocblas_fill_upper)`, roclapack_sygs2_hegs2.hpp:280-332), so the
+                // sites' combinations pair it with what else they pass.
+                let at_site = Env {
+                    values: got.clone(),
+                    params: BTreeSet::new(),
+                };
+                for (_, p) in &own.params {
+                    if !got.contains_key(p) {
+                        if let Some(v) = super::eval::only_value(p, &at_site) {
+                            got.insert(p.clone(), Value::Int(v));
+                        }
+                    }
+                }
                 // The handle goes down with its pointer mode, where the caller set it.
                 if own.params.iter().any(|(_, p)| p == "handle") {
                     if let Some(m) = cenv.values.get(POINTER_MODE) {

@@ -561,6 +561,39 @@ fn bounds(env: &Env) -> std::rc::Rc<BTreeMap<String, Bound>> {
     out
 }
 
+/// The one integer the held conditions leave `name` (`uplo` inside hegs2's
+/// `if(uplo == rocblas_fill_upper)`), if they leave one.
+pub fn only_value(name: &str, env: &Env) -> Option<i64> {
+    let b = bounds(env).get(name).cloned().unwrap_or_default();
+    if let (Some(lo), Some(hi)) = (b.lo, b.hi) {
+        if lo == hi {
+            return Some(lo);
+        }
+    }
+    // The values it may take (`?uplo`: upper or lower past the argument check), less
+    // those the held tests rule out (`not (uplo == rocblas_fill_upper)`).
+    let may: Option<BTreeSet<i64>> = match env.values.get(&format!("{ONE_OF}{name}")) {
+        Some(Value::Type(s)) => s.split(',').map(|v| v.trim().parse().ok()).collect(),
+        _ => None,
+    };
+    let left: Vec<i64> = match (&b.one_of, may) {
+        (Some(a), Some(m)) => a.intersection(&m).copied().collect(),
+        (Some(a), None) => a.iter().copied().collect(),
+        (None, Some(m)) => m.into_iter().collect(),
+        (None, None) => return None,
+    };
+    let left: Vec<i64> = left
+        .into_iter()
+        .filter(|v| {
+            !b.ne.contains(v) && b.lo.is_none_or(|lo| *v >= lo) && b.hi.is_none_or(|hi| *v <= hi)
+        })
+        .collect();
+    match left.as_slice() {
+        [v] => Some(*v),
+        _ => None,
+    }
+}
+
 /// The bounds that hold wherever either list of held conditions does, written as
 /// conditions (`n >= 1`, `batch_count != 0`).
 pub fn bounds_either(a: &[String], b: &[String]) -> Vec<String> {
@@ -2201,6 +2234,24 @@ mod tests {
         );
         assert_eq!(condition("!*alpha && *beta == 1", &e), Truth::False);
         assert!(matches!(condition("*beta == 1", &e), Truth::Open(_)));
+    }
+
+    #[test]
+    fn a_name_the_held_tests_pin_has_one_value() {
+        // hegs2's `else` of `if(uplo == rocblas_fill_upper)`, uplo past the argument
+        // check being upper or lower (roclapack_sygs2_hegs2.hpp:280-332).
+        let mut env = Env::default();
+        env.values
+            .insert(format!("{ONE_OF}uplo"), Value::Type("121,122".into()));
+        assert_eq!(only_value("uplo", &env), None);
+        env.values
+            .insert(format!("{HOLDS}not (uplo == 121)"), Value::Bool(true));
+        assert_eq!(only_value("uplo", &env), Some(122));
+        let mut eq = Env::default();
+        eq.values
+            .insert(format!("{HOLDS}n == 1"), Value::Bool(true));
+        assert_eq!(only_value("n", &eq), Some(1));
+        assert_eq!(only_value("m", &eq), None);
     }
 
     #[test]

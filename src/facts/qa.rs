@@ -2381,7 +2381,10 @@ fn variant_units<'a>(all: &[&'a ApiFacts]) -> Vec<(Vec<&'a ApiFacts>, Unit<'a>)>
         let ref_params: Vec<&str> = slot(ref_decl, "params")
             .map(|p| p.split(" | ").collect())
             .unwrap_or_default();
-        let ref_loops: BTreeSet<&str> = kinds(reference, &[FactKind::Launch])
+        // Loops the reference runs anything in, not only launches: rocblas_sgemmt runs
+        // gemmt's block loop too, its gemm going to Tensile (rocblas_gemmt_kernels.hpp:756).
+        let ref_loops: BTreeSet<&str> = reference
+            .facts
             .iter()
             .flat_map(|f| f.conditions.iter())
             .filter(|c| c.starts_with("loop: "))
@@ -2511,19 +2514,20 @@ fn variant_units<'a>(all: &[&'a ApiFacts]) -> Vec<(Vec<&'a ApiFacts>, Unit<'a>)>
                         .iter()
                         .flat_map(|r| r.conditions.iter().map(String::as_str))
                         .collect();
-                    let entry_test = f
+                    let entry_tests: Vec<&str> = f
                         .conditions
                         .iter()
                         .take_while(|c| !loops.contains(&c.as_str()))
                         .filter(|c| !c.starts_with("loop: ") && !ref_tests.contains(c.as_str()))
-                        .last();
+                        .map(String::as_str)
+                        .collect();
                     if let Some((function, file, (s, e))) = holder {
-                        let when = match (some, entry_test) {
-                            (true, Some(t)) => format!(
+                        let when = match (some, entry_tests.is_empty()) {
+                            (true, false) => format!(
                                 " when {} (its other launches run outside those loops)",
-                                code(t)
+                                guard_clauses(&entry_tests).0
                             ),
-                            (true, None) => {
+                            (true, true) => {
                                 " on some paths only (its other launches run outside those loops)"
                                     .to_string()
                             }
@@ -3606,7 +3610,7 @@ mod tests {
         assert_eq!(units.len(), 1);
         let body = &units[0].1.body;
         assert!(
-            body.contains("which `rocsolver_dpotrf`'s launches are not in (in `rocblas_internal_gemm_64`, library/src/src64/blas3/rocblas_gemm_kernels_64.cpp:31-174) when `not (dims_32bit && leading_32bit)` (its other launches run outside those loops)"),
+            body.contains("which `rocsolver_dpotrf`'s launches are not in (in `rocblas_internal_gemm_64`, library/src/src64/blas3/rocblas_gemm_kernels_64.cpp:31-174) when `dims_32bit && leading_32bit` does not hold (its other launches run outside those loops)"),
             "{body}"
         );
     }

@@ -197,7 +197,16 @@ fn bound_checks(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<Si
             };
             // The bound as written: everything right of the operator in the expression.
             let right = code[op.end()..e.max(op.end())].trim().to_string();
-            let in_loop = loop_condition(code, s);
+            // A `for` whose step leaves the compared name alone only tests it
+            // (dgmm's `ty < n && tx < m`, rocblas_dgmm_kernels.cpp:54): a guard.
+            let in_loop = loop_condition(code, s) && {
+                let header: Vec<&str> = lines[k..]
+                    .iter()
+                    .take(3)
+                    .map(|x| code_part(x.text))
+                    .collect();
+                stepped(&header.join(" "), &c[1])
+            };
             if in_loop
                 && (tests_again(lines, k, &code[s..e]) || leaves_at_bound(lines, k, &left, &right))
             {
@@ -364,6 +373,34 @@ fn loop_condition(code: &str, at: usize) -> bool {
     static HEAD: OnceLock<Regex> = OnceLock::new();
     let head = re(&HEAD, r"\b(for|while)\s*\(");
     head.find(code).is_some_and(|m| m.end() <= at)
+}
+
+/// Whether the loop headed in `code` changes `name` from step to step: a `while`, or
+/// a `for` whose step clause names it (or whose header does not end on this line).
+fn stepped(code: &str, name: &str) -> bool {
+    let Some(at) = code.find("for") else {
+        return true;
+    };
+    let Some(open) = code[at..].find('(').map(|k| at + k) else {
+        return true;
+    };
+    let b = code.as_bytes();
+    let (mut depth, mut semis) = (0i32, Vec::new());
+    for (k, &ch) in b.iter().enumerate().skip(open) {
+        match ch {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    let step = semis.get(1).map_or("", |&s: &usize| &code[s + 1..k]);
+                    return semis.len() < 2 || words(step).any(|w| w == name);
+                }
+            }
+            b';' if depth == 1 => semis.push(k),
+            _ => {}
+        }
+    }
+    true
 }
 
 /// Whether the body of the loop headed on line `k` tests `cond` again (within the
@@ -1128,6 +1165,35 @@ mod tests {
         bare.remove(4);
         bare.remove(3);
         assert_eq!(lines_of(&sites_of(&bare), "bound-check"), vec![2]);
+    }
+
+    #[test]
+    fn a_guard_in_a_loop_header_that_steps_another_name_is_a_guard() {
+        // rocblas_dgmm_kernels.cpp:45-60, cut down: `tx` is fixed, only `ty` steps.
+        let s = sites_of(&[
+            "    rocblas_int tx = blockIdx.x * DIM_X + threadIdx.x;",
+            "    for(rocblas_int ty = blockIdx.y * DIM_Y + threadIdx.y; ty < n && tx < m;",
+            "        ty += DIM_Y * gridDim.y)",
+            "    {",
+            "        C[tx + ty * ldc] = A[tx + ty * lda] * X[tx];",
+            "    }",
+        ]);
+        let b: Vec<&Site> = s
+            .iter()
+            .filter(|x| x.kind == "bound-check" && x.fix == "tx < m")
+            .collect();
+        assert_eq!(
+            b.len(),
+            1,
+            "{:?}",
+            s.iter().map(|x| &x.effect).collect::<Vec<_>>()
+        );
+        assert!(
+            b[0].effect
+                .contains("the thread whose `tx` equals m also passes"),
+            "{}",
+            b[0].effect
+        );
     }
 
     #[test]
