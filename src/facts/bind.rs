@@ -3472,19 +3472,9 @@ mod tests {
         super::super::eval::add_enumerators(
             "typedef enum rocblas_operation_ { rocblas_operation_none = 111, rocblas_operation_transpose = 112, rocblas_operation_conjugate_transpose = 113 } rocblas_operation;",
         );
-        let b = Scanner::new(src).function("f", 0, src.len()).unwrap();
-        let text = &src[b.open..b.close];
-        let stmt_of = |at: usize| {
-            b.stmt_at(at)
-                .map(|s| (s.start, s.conds.clone(), s.cond_at.clone()))
-        };
         let read = |side: Option<i64>| {
-            let mut env = Env::default();
-            if let Some(s) = side {
-                env.values.insert("side".into(), Value::Int(s));
-            }
-            let mut seen = Vec::new();
-            locals(text, b.open, &stmt_of, &mut env, &mut seen);
+            let known: Vec<(&str, i64)> = side.map(|s| ("side", s)).into_iter().collect();
+            let seen = locals_of_f(src, &known);
             move |needle: &str, name: &str| {
                 let at = src.find(needle).unwrap();
                 seen.iter()
@@ -3514,19 +3504,9 @@ mod tests {
     fn a_flag_flipped_under_one_open_test_is_that_test_past_its_block() {
         // rocblas_trsv_kernels.cpp:833-846, cut down.
         let src = "void f(const float* alpha, int mode) {\n bool alpha_exists = false;\n float alpha_local = 1.0;\n if(alpha != nullptr)\n {\n alpha_exists = true;\n if(mode == 0)\n alpha_local = *alpha;\n }\n after(alpha_exists);\n}\n";
-        let b = Scanner::new(src).function("f", 0, src.len()).unwrap();
-        let text = &src[b.open..b.close];
-        let stmt_of = |at: usize| {
-            b.stmt_at(at)
-                .map(|s| (s.start, s.conds.clone(), s.cond_at.clone()))
-        };
         let read = |alpha: Option<i64>| {
-            let mut env = Env::default();
-            if let Some(a) = alpha {
-                env.values.insert("alpha".into(), Value::Int(a));
-            }
-            let mut seen = Vec::new();
-            locals(text, b.open, &stmt_of, &mut env, &mut seen);
+            let known: Vec<(&str, i64)> = alpha.map(|a| ("alpha", a)).into_iter().collect();
+            let seen = locals_of_f(src, &known);
             let at = src.find("after(").unwrap();
             let mut known = Env::default();
             for l in seen.iter().filter(|l| l.end <= at) {
@@ -3565,6 +3545,23 @@ mod tests {
             site_combinations(&sites, &BTreeMap::new()).as_deref(),
             Some("trans_a=111,trans_b=113;trans_a=113,trans_b=111")
         );
+    }
+
+    /// The locals `locals` reads off function `f` of `src`, with `known` set first.
+    fn locals_of_f(src: &str, known: &[(&str, i64)]) -> Vec<Local> {
+        let b = Scanner::new(src).function("f", 0, src.len()).unwrap();
+        let text = &src[b.open..b.close];
+        let stmt_of = |at: usize| {
+            b.stmt_at(at)
+                .map(|s| (s.start, s.conds.clone(), s.cond_at.clone()))
+        };
+        let mut env = Env::default();
+        for (name, v) in known {
+            env.values.insert(name.to_string(), Value::Int(*v));
+        }
+        let mut seen = Vec::new();
+        locals(text, b.open, &stmt_of, &mut env, &mut seen);
+        seen
     }
 
     /// The text of `src`, the body of its function `name`, and the offset of `call`.
