@@ -1544,35 +1544,39 @@ impl Head {
         let depth = |t: &str| t.matches('*').count() as i64;
         let mut seen: BTreeMap<&str, i64> = BTreeMap::new();
         for ((ty, _), a) in self.params.iter().zip(&s.args) {
-            let words: Vec<&str> = ty
-                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .filter(|w| !w.is_empty() && *w != "const")
-                .collect();
-            // Only `[const] P [const]* ...` with P one of this definition's parameters.
-            let [w] = words.as_slice() else {
+            let Some(p) = self.type_parameter_of(ty) else {
                 continue;
             };
-            let Some((p, _)) = self
-                .template
-                .iter()
-                .find(|(p, is_value)| p == w && !is_value)
-            else {
-                continue;
-            };
-            if ty.contains('&') {
-                continue;
-            }
             let Some(at) = arg_type(a, caller, aliases, cenv).filter(|t| !t.contains(HOLE_MARK))
             else {
                 continue;
             };
             let d = depth(&at) - depth(ty);
             tracing::trace!(param = %ty, argument = %a, argument_type = %at, d, "Depth.");
-            if *seen.entry(p.as_str()).or_insert(d) != d {
+            if *seen.entry(p).or_insert(d) != d {
                 return false;
             }
         }
         true
+    }
+
+    /// The type parameter P of this definition that a parameter type written
+    /// `[const] P [const]* ...` (no reference) names.
+    fn type_parameter_of(&self, ty: &str) -> Option<&str> {
+        let words: Vec<&str> = ty
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty() && *w != "const")
+            .collect();
+        let [w] = words.as_slice() else {
+            return None;
+        };
+        if ty.contains('&') {
+            return None;
+        }
+        self.template
+            .iter()
+            .find(|(p, is_value)| p == w && !is_value)
+            .map(|(p, _)| p.as_str())
     }
 
     /// Does some parameter written `[const] P [const]* ...` (P a type parameter of
@@ -1588,14 +1592,7 @@ impl Head {
     ) -> bool {
         let depth = |t: &str| (t.matches('*').count() + t.matches('[').count()) as i64;
         self.params.iter().zip(&s.args).any(|((ty, _), a)| {
-            let words: Vec<&str> = ty
-                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .filter(|w| !w.is_empty() && *w != "const")
-                .collect();
-            let [w] = words.as_slice() else {
-                return false;
-            };
-            if ty.contains('&') || !self.template.iter().any(|(p, v)| p == w && !v) {
+            if self.type_parameter_of(ty).is_none() {
                 return false;
             }
             arg_type(a, caller, aliases, cenv)
