@@ -321,9 +321,7 @@ pub struct WhatRuns {
 impl WhatRuns {
     /// Is line `line` of `file` inside a branch the API never takes?
     pub fn dead_line(&self, lib: &str, file: &str, line: u32) -> bool {
-        self.regions
-            .iter()
-            .any(|(l, f, a, b)| l == lib && f == file && (*a..=*b).contains(&line))
+        in_regions(&self.regions, lib, file, line)
     }
 }
 
@@ -727,10 +725,15 @@ pub struct SliceFocus {
 impl SliceFocus {
     /// Is line `line` of `file` one this slice's API never runs?
     pub fn dead_line(&self, lib: &str, file: &str, line: u32) -> bool {
-        self.dead_lines
-            .iter()
-            .any(|(l, f, a, b)| l == lib && f == file && (*a..=*b).contains(&line))
+        in_regions(&self.dead_lines, lib, file, line)
     }
+}
+
+/// Is line `line` of `lib`'s `file` inside one of `regions` (`(lib, file, first, last)`)?
+fn in_regions(regions: &[(String, String, u32, u32)], lib: &str, file: &str, line: u32) -> bool {
+    regions
+        .iter()
+        .any(|(l, f, a, b)| l == lib && f == file && (*a..=*b).contains(&line))
 }
 
 /// A planted bug: one line of a kernel shown changed from the library's code, for a

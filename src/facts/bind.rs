@@ -716,9 +716,11 @@ impl<'a> Binder<'a> {
                 // and cannot bind to it is not its call: larft passes its workspace
                 // `T* F` to `rocblasCall_trmv<T>` for every API, so the batched
                 // overload taking `const T* const* a` is never reached through it.
-                // Only where the call writes its template arguments: there no deduction
-                // can make the depths agree, while an unresolved argument type elsewhere
-                // could.
+                // Depths that disagree rule it out only where the call writes its
+                // template arguments (elsewhere an unresolved argument type could make
+                // them agree); a parameter deeper than its argument's known type rules
+                // it out whatever is deduced (larfb's `T*` workspace for trmm's
+                // `T* const* B`).
                 if !kernel_node
                     && (!s.template_args.is_empty()
                         && !own.pointer_depths_agree(s, chead.as_deref(), &aliases, &cenv)
@@ -1043,7 +1045,6 @@ fn by_shared_test(s: &Site, before: &str, cenv: &Env) -> Vec<Site> {
 /// What the last assignment to `name` in `text` sets it to (`trans_orig =
 /// rocblas_operation_none == trans_A ? ... : ...;`), the whole expression to its `;`.
 fn local_initializer(text: &str, name: &str) -> Option<String> {
-    let b = text.as_bytes();
     let at = text
         .match_indices(name)
         .filter(|(k, _)| {
@@ -1056,19 +1057,8 @@ fn local_initializer(text: &str, name: &str) -> Option<String> {
         .map(|(k, _)| k)
         .last()?;
     let from = at + name.len() + text[at + name.len()..].find('=')? + 1;
-    let mut depth = 0i32;
-    for (i, &c) in b.iter().enumerate().skip(from) {
-        match c {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth -= 1,
-            b';' if depth == 0 => return Some(text[from..i].trim().to_string()),
-            _ => {}
-        }
-        if depth < 0 {
-            return None;
-        }
-    }
-    None
+    let end = from + statement_end(&text[from..])?;
+    Some(text[from..end].trim().to_string())
 }
 
 /// `(test, then, else)` of an argument that is one conditional expression at its top

@@ -378,12 +378,11 @@ fn loop_condition(code: &str, at: usize) -> bool {
 /// Whether the loop headed in `code` changes `name` from step to step: a `while`, or
 /// a `for` whose step clause names it (or whose header does not end on this line).
 fn stepped(code: &str, name: &str) -> bool {
-    let Some(at) = code.find("for") else {
+    static FOR: OnceLock<Regex> = OnceLock::new();
+    let Some(head) = re(&FOR, r"\bfor\s*\(").find(code) else {
         return true;
     };
-    let Some(open) = code[at..].find('(').map(|k| at + k) else {
-        return true;
-    };
+    let open = head.end() - 1;
     let b = code.as_bytes();
     let (mut depth, mut semis) = (0i32, Vec::new());
     for (k, &ch) in b.iter().enumerate().skip(open) {
