@@ -1292,3 +1292,46 @@ fn a_launch_reached_only_inside_a_loop_is_not_one_every_call_makes() {
         );
     }
 }
+
+#[test]
+fn a_success_the_caller_only_tests_for_errors_is_no_return_of_the_api() {
+    // rocblas_internal_trsm_template_mem stores the size helper's status and returns it
+    // only where it is an error (rocblas_trsm_kernels.hpp:1926-1929): the helper's
+    // `n == 1 && side == left` success (:1704-1711) ends the helper, and strsm goes on
+    // to allocate and launch. The helper's null tests (:1697) are of `&w_x_tmp_size`
+    // and the like (:1921-1925), addresses that are never null. scal's impl returns its
+    // launcher's status under no test, so the launcher's quick return stays the API's.
+    const K: &str = "library/src/blas3/rocblas_trsm_kernels.hpp";
+    let trsm = facts("rocblas", "rocblas_strsm");
+    let success = find(
+        &trsm,
+        FactKind::QuickReturn,
+        "rocblas_status_success",
+        K,
+        1704,
+    );
+    assert!(success.values.contains_key(rocqa::facts::CALLER_DROPS));
+    assert!(!has(&trsm, FactKind::ArgCheck, K, 1697));
+    // trtri's `if(n <= NB) return rocblas_trtri_small<NB, T>(...)`: the callee's
+    // `n > NB` return (rocblas_trtri.hpp:530) cannot fire.
+    assert!(!has(
+        &trsm,
+        FactKind::ArgCheck,
+        "library/src/blas3/rocblas_trtri.hpp",
+        530
+    ));
+    let scal = facts("rocblas", "rocblas_sscal");
+    let quick: Vec<&Fact> = scal
+        .facts
+        .iter()
+        .filter(|x| {
+            x.kind == FactKind::QuickReturn
+                && x.values.get("status").map(String::as_str) == Some("rocblas_status_success")
+        })
+        .collect();
+    assert!(!quick.is_empty());
+    assert!(quick
+        .iter()
+        .filter(|x| x.function.starts_with("rocblas_internal_scal"))
+        .all(|x| !x.values.contains_key(rocqa::facts::CALLER_DROPS)));
+}

@@ -345,6 +345,21 @@ impl<'a> Binder<'a> {
                 out.insert(c[1].to_string(), c[3].to_string());
             }
         }
+        // `auto alpha_ptr = <test> ? alpha + b * stride_alpha : alpha;` has `alpha`'s
+        // type whichever way the test goes (the `_64` axpy loop's scalar, whose type
+        // decides `using_rocblas_half` in the launcher it is passed to).
+        static CHOICE: OnceLock<Regex> = OnceLock::new();
+        let choice = CHOICE.get_or_init(|| {
+            Regex::new(
+                r"\bauto\s+([A-Za-z_]\w*)\s*=[^;?]*\?\s*([A-Za-z_]\w*)\s*\+[^;:?]*:\s*([A-Za-z_]\w*)\s*;",
+            )
+            .expect("static regex")
+        });
+        for c in choice.captures_iter(&t.s[b.open..b.close]) {
+            if c[2] == c[3] {
+                out.insert(c[1].to_string(), c[3].to_string());
+            }
+        }
         // A local's declared type (`V sum = 0;`, `To sum;`), under `LOCAL_TYPE` + its
         // name, where the body declares the name once: what an argument `sum` passes.
         static DECL: OnceLock<Regex> = OnceLock::new();
@@ -800,6 +815,15 @@ impl<'a> Binder<'a> {
                     .zip(&s.args)
                     .filter_map(|((_, p), a)| Some((root_name(a)?, p.as_str())))
                     .collect();
+                // A template value passed on by name is the same value under the
+                // callee's name: trtri's `if(n <= NB) return rocblas_trtri_small<NB,
+                // T>(...)` holds in trtri_small, whose `n > NB` then cannot return.
+                for ((tp, is_value), a) in own.template.iter().zip(&s.template_args) {
+                    let a = a.trim();
+                    if *is_value && !a.is_empty() && a.bytes().all(is_ident) {
+                        names.entry(a).or_insert(tp.as_str());
+                    }
+                }
                 let mut held: Vec<String> = held_at(&ct, &cb, s.at, &cenv)
                     .into_iter()
                     .map(|c| folded(&c, &cenv))
@@ -825,6 +849,9 @@ impl<'a> Binder<'a> {
                 }
                 for c in held.iter().take(32) {
                     if let Some(r) = renamed(c, &names) {
+                        if let Some(n) = bound_by_value(&r, &got) {
+                            got.insert(format!("{HOLDS}{n}"), Value::Bool(true));
+                        }
                         got.insert(format!("{HOLDS}{r}"), Value::Bool(true));
                     }
                 }
@@ -832,6 +859,14 @@ impl<'a> Binder<'a> {
                     got.insert(format!("{HOLDS}{c}"), Value::Bool(true));
                 }
                 for ((ty, p), a) in own.params.iter().zip(&s.args) {
+                    // The address of a named object is never null: trsm's
+                    // template_mem passes `&w_x_tmp_size` and the others, so the size
+                    // helper's `!w_x_tmp_size || ...` never returns (rocblas_trsm_
+                    // kernels.hpp:1697, :1921-1925).
+                    if ty.contains('*') && address_of_name(a) {
+                        got.insert(format!("{HOLDS}{p}"), Value::Bool(true));
+                        got.insert(format!("{HOLDS}{p} != nullptr"), Value::Bool(true));
+                    }
                     for c in argument_bounds(&ct, &cb, s.at, a, &held, p) {
                         got.insert(format!("{HOLDS}{c}"), Value::Bool(true));
                     }
@@ -2340,6 +2375,26 @@ fn argument_bounds(
 /// A held test `name op E` whose bound `E` the caller's values fix (potrf's
 /// `n <= POTRF_POTF2_SWITCHSIZE(T)`, a `sizeof(T)` choice), with `E` as its number: the
 /// callee has no `T` of the caller's to read it by.
+/// `n <= NB` as `n <= 16` where the callee's `NB` is bound to 16: bounds are read
+/// off numbers, and a held test's bound named by a template value is otherwise lost.
+fn bound_by_value(c: &str, values: &BTreeMap<String, Value>) -> Option<String> {
+    static CMP: OnceLock<Regex> = OnceLock::new();
+    let cmp = CMP.get_or_init(|| {
+        Regex::new(r"^([A-Za-z_]\w*)\s*(<=|<|>=|>|==|!=)\s*([A-Za-z_]\w*)$").expect("static regex")
+    });
+    let c = c.trim();
+    let inner = c.strip_prefix("not (").and_then(|r| r.strip_suffix(')'));
+    let m = cmp.captures(inner.unwrap_or(c))?;
+    let Some(Value::Int(k)) = values.get(&m[3]) else {
+        return None;
+    };
+    let test = format!("{} {} {k}", &m[1], &m[2]);
+    Some(match inner {
+        Some(_) => format!("not ({test})"),
+        None => test,
+    })
+}
+
 fn folded(c: &str, env: &Env) -> String {
     static CMP: OnceLock<Regex> = OnceLock::new();
     let cmp = CMP.get_or_init(|| {
@@ -2711,6 +2766,19 @@ fn arg_type(
         Some((ty, _)) => resolve_type(ty, cenv),
         None => resolve_type(aliases.get(&format!("{LOCAL_TYPE}{a}"))?, cenv),
     }
+}
+
+/// `&x` or `&x.field` (not `&&`, not `&x[i]` of a pointer that may be null).
+fn address_of_name(a: &str) -> bool {
+    a.trim()
+        .strip_prefix('&')
+        .filter(|r| !r.starts_with('&'))
+        .map(str::trim)
+        .is_some_and(|r| {
+            r.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && r.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        })
 }
 
 /// The key prefix under which a caller's names map holds a local's declared type.

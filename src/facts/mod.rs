@@ -1112,6 +1112,7 @@ impl<'a> FactReader<'a> {
         // size helper drops get_alg_mode's status, its template returns it later.
         let return_keys = run_order(g, Some(&kept));
         let returning = Self::returns_reach_api(g, &kept);
+        let success_returning = Self::returns_reach_api(g, &self.success_kept_edges(g, &kept));
         let mut modes: HashMap<usize, BTreeSet<ModeSource>> = HashMap::new();
         let nodes: HashMap<(&str, &str, u32), usize> = g
             .nodes
@@ -1162,6 +1163,14 @@ impl<'a> FactReader<'a> {
                 )
             {
                 f.values.insert(CALLER_DROPS.into(), "its status".into());
+            }
+            // A success the caller does not return: it goes on past the call.
+            if node.is_some_and(|j| returning[j] && !success_returning[j])
+                && matches!(f.kind, FactKind::ArgCheck | FactKind::QuickReturn)
+                && f.values.get("status").map(String::as_str) == Some("rocblas_status_success")
+            {
+                f.values
+                    .insert(CALLER_DROPS.into(), "its success status".into());
             }
             // Numerics checking runs only when the handle asks for it: its checks are
             // not the API's own.
@@ -1300,6 +1309,81 @@ impl<'a> FactReader<'a> {
             }
         }
         keeps
+    }
+
+    /// For each edge, whether a success status the callee returns is its caller's
+    /// return too ([`Self::call_success_kept`]); an edge that does not keep the value
+    /// at all keeps no status.
+    fn success_kept_edges(&self, g: &InterfaceGraph, kept: &[bool]) -> Vec<bool> {
+        g.edges
+            .iter()
+            .zip(kept)
+            .map(|(e, &k)| match e.kind {
+                EdgeKind::Call | EdgeKind::MacroCall | EdgeKind::CrossLibrary
+                    if e.from > 1 && k =>
+                {
+                    self.call_success_kept(&g.nodes[e.from], &g.nodes[e.to].name, e.line)
+                }
+                _ => k,
+            })
+            .collect()
+    }
+
+    /// Whether a success status from the call of `callee` at `line` is what `caller`
+    /// returns: the call is returned (`return f(...)`), or stored in a local that the
+    /// caller returns under no test (scal's `status = ...; if(status != success)
+    /// return status; ...; return status;`). A status the caller returns only where it
+    /// is an error (trsm's size helper: `if(memory_status != success && ...) return
+    /// memory_status;`, rocblas_trsm_kernels.hpp:1926-1929), or tests in place
+    /// (`RETURN_IF_ROCBLAS_ERROR(f(...))`), passes its errors on, not its success: the
+    /// caller goes on. Unread code counts as kept.
+    fn call_success_kept(&self, caller: &GraphNode, callee: &str, line: u32) -> bool {
+        let Some((t, b)) = self.code.body(caller) else {
+            return true;
+        };
+        let from = t.offset(line.saturating_sub(3).max(caller.start_line.max(1)));
+        let to = t.offset(line + 1).min(t.s.len());
+        let Some(text) = t.s.get(from..to) else {
+            return true;
+        };
+        let Some(at) = text.rfind(callee) else {
+            return true;
+        };
+        let before = &text[..at];
+        let statement = before
+            .rfind([';', '{', '}'])
+            .map_or(before, |k| &before[k + 1..])
+            .trim();
+        if statement
+            .strip_prefix("return")
+            .is_some_and(|r| !r.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+        {
+            return true;
+        }
+        static STORE: OnceLock<Regex> = OnceLock::new();
+        let store = STORE.get_or_init(|| {
+            Regex::new(r"([A-Za-z_]\w*)\s*=\s*(?:ROCBLAS_API\s*\(\s*)?$").expect("static regex")
+        });
+        let Some(local) = store.captures(statement).map(|c| c[1].to_string()) else {
+            return false;
+        };
+        // Returned anywhere but under its own `!= success` test: rocSOLVER's
+        // `if(st != rocblas_status_continue) return st;` returns the argument check's
+        // success.
+        let error_only = format!("{local} != rocblas_status_success");
+        b.stmts.iter().any(|st| {
+            t.s.get(st.start..st.end).is_some_and(|x| {
+                x.trim()
+                    .strip_prefix("return")
+                    .map(|r| r.trim().trim_end_matches(';').trim())
+                    .is_some_and(|r| r == local)
+            }) && !st.conds.iter().any(|c| {
+                c.split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .contains(&error_only)
+            })
+        })
     }
 
     /// Whether the call of `callee` at `line` of `caller`'s body keeps its value: the

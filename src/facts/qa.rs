@@ -1173,8 +1173,17 @@ fn in_run_order(mut facts: Vec<&Fact>) -> Vec<&Fact> {
     facts
 }
 
+/// The API's facts of these kinds in its own library's code. What it runs of the
+/// paired library (rocSOLVER's calls into rocBLAS) is that library's code, whose own
+/// entries state it for its own APIs: read from here it would be decided by arguments
+/// fixed several calls up (larfb's `side` for trmm's shapes, sygs2's `uplo` and
+/// `trans` for trsv's launches), and blind reads found those claims wrong far more
+/// often than any other. The entries stop at the call that leaves the library.
 fn kinds<'a>(af: &'a ApiFacts, want: &[FactKind]) -> Vec<&'a Fact> {
-    af.facts.iter().filter(|f| want.contains(&f.kind)).collect()
+    af.facts
+        .iter()
+        .filter(|f| want.contains(&f.kind) && f.lib == af.lib)
+        .collect()
 }
 
 /// A fact's value under `key`; `None` when it has none or a blank one. Every sentence
@@ -2066,49 +2075,26 @@ fn numerics_checking(f: &Fact) -> bool {
         })
 }
 
-/// The launches an API reaches in the paired library, one sentence per launching
-/// function: the kernels it launches, each cited at its first site, and how many sites
-/// there are.
-fn paired_launch_sentences<'a>(paired: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
-    let mut functions: Vec<(&str, &str, &str)> = Vec::new();
-    for f in paired {
-        let key = (f.function.as_str(), f.file.as_str(), f.lib.as_str());
-        if !functions.contains(&key) {
-            functions.push(key);
+/// Where the API's other kernels come from: the functions of the paired library it
+/// calls, named once each with the call that leaves the library. Which kernels those
+/// launch is that library's choice (its own entries list them), so none is named here.
+fn paired_kernels_sentence(af: &ApiFacts) -> Option<(String, Vec<&Fact>)> {
+    let mut callees: Vec<&Fact> = Vec::new();
+    for f in kinds(af, &[FactKind::CrossLibrary]) {
+        if statement(f).is_some() && !callees.iter().any(|g| g.subject == f.subject) {
+            callees.push(f);
         }
     }
-    functions
-        .into_iter()
-        .map(|(function, file, lib)| {
-            let sites: Vec<&Fact> = paired
-                .iter()
-                .filter(|f| f.function == function && f.file == file)
-                .copied()
-                .collect();
-            let mut first: Vec<&Fact> = Vec::new();
-            for f in &sites {
-                if !first.iter().any(|g| g.subject == f.subject) {
-                    first.push(f);
-                }
-            }
-            let kernels: Vec<String> = first
-                .iter()
-                .map(|f| format!("{} ({})", code(&f.subject), at(f)))
-                .collect();
-            let count = match sites.len() {
-                1 => "at one launch site".to_string(),
-                n => format!("from {n} launch sites in all, among which {lib}'s own code chooses"),
-            };
-            (
-                format!(
-                    "In {lib}, {} launches {} {count}.",
-                    code(function),
-                    listed_all(&kernels),
-                ),
-                first,
-            )
-        })
-        .collect()
+    let first = callees.first()?;
+    let lib = slot(first, "callee_lib")?;
+    let names: Vec<String> = callees.iter().map(|f| code(&f.subject)).collect();
+    Some((
+        format!(
+            "Its other kernels are {lib}'s, launched inside the {lib} functions it calls ({}); which of them run is {lib}'s own code's choice, so they are not listed here.",
+            listed_all(&names)
+        ),
+        callees,
+    ))
 }
 
 fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
@@ -2116,11 +2102,13 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
     // What the API runs of the paired library (rocSOLVER's calls into rocBLAS) is
     // that library's code, which its own entries detail: here it is one sentence per
     // launcher, and its kernels' configuration and device code are not asked again.
-    let (launches, paired): (Vec<&Fact>, Vec<&Fact>) = in_run_order(kinds(af, &[FactKind::Launch]))
-        .into_iter()
-        .partition(|f| f.lib == af.lib);
+    let launches = in_run_order(kinds(af, &[FactKind::Launch]));
+    let leaves = af
+        .facts
+        .iter()
+        .any(|f| f.kind == FactKind::Launch && f.lib != af.lib);
     // Conditions are said once for all launches only where every item is one of them.
-    let (lead, mut stated) = if paired.is_empty() {
+    let (lead, mut stated) = if !leaves {
         factored(&launches, "Every launch below is made", |fs| {
             condition_tree(fs, &launch_sentences)
         })
@@ -2130,7 +2118,9 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             condition_tree(&launches, &launch_sentences),
         )
     };
-    stated.extend(paired_launch_sentences(&paired));
+    if leaves {
+        stated.extend(paired_kernels_sentence(af));
+    }
     out.extend(led_unit(&KERNELS, "", lead, stated));
     let kernels: BTreeSet<&str> = launches.iter().map(|f| f.subject.as_str()).collect();
     for k in kernels {
@@ -2225,8 +2215,11 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             })
             .collect(),
     );
+    // The paired library's tests are its own entries' to state; here only where this
+    // library sets the mode itself before them.
+    let (pm, paired_pm): (Vec<&Fact>, Vec<&Fact>) = pm.into_iter().partition(|f| f.lib == af.lib);
     let passing = mode_dependent_scalars(&pm);
-    if !pm.is_empty() {
+    if !pm.is_empty() || !paired_pm.is_empty() {
         let say = sentences(|fs| {
             fs.iter()
                 .filter_map(|f| {
@@ -2243,6 +2236,7 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             condition_tree(fs, &say)
         });
         stated.extend(modes_set_lines(&pm));
+        stated.extend(modes_set_lines(&paired_pm));
         out.extend(led_unit(&POINTER_MODE, "", lead, stated));
     }
     let cross = kinds(af, &[FactKind::CrossLibrary]);
@@ -3463,31 +3457,73 @@ mod tests {
     }
 
     #[test]
-    fn launches_in_the_paired_library_are_one_sentence_per_launcher() {
-        let launch = |kernel: &str, line: u32| {
-            let mut f = fact(FactKind::Launch, &[], &[]);
-            f.lib = "rocblas".into();
-            f.subject = kernel.into();
-            f.function = "rocblas_internal_gemv_launcher".into();
-            f.file = "library/src/blas2/rocblas_gemv_kernels.cpp".into();
-            f.line = line;
-            f.end_line = line;
+    fn entries_stop_where_the_call_leaves_the_library() {
+        // rocsolver_sgebd2: its own launch is listed; gemv's kernels are rocBLAS's,
+        // named only through the rocBLAS function it calls; rocBLAS's own tests of
+        // the pointer mode and its runtime calls are not rocSOLVER's entries.
+        let own = {
+            let mut f = fact(FactKind::Launch, &[("kernel", "restore_diag")], &[]);
+            f.subject = "restore_diag".into();
+            f.function = "rocsolver_gebd2_template".into();
             f
         };
-        let facts = [
-            launch("rocblas_gemvn_kernel", 200),
-            launch("rocblas_gemvt_kernel", 300),
-            launch("rocblas_gemvn_kernel", 400),
-        ];
-        let refs: Vec<&Fact> = facts.iter().collect();
-        let s = paired_launch_sentences(&refs);
-        assert_eq!(s.len(), 1);
-        assert_eq!(
-            s[0].0,
-            "In rocblas, `rocblas_internal_gemv_launcher` launches `rocblas_gemvn_kernel` (library/src/blas2/rocblas_gemv_kernels.cpp:200) and `rocblas_gemvt_kernel` (library/src/blas2/rocblas_gemv_kernels.cpp:300) from 3 launch sites in all, among which rocblas's own code chooses."
+        let paired = |kind: FactKind, subject: &str| {
+            let mut f = fact(kind, &[], &[]);
+            f.lib = "rocblas".into();
+            f.subject = subject.into();
+            f.function = "rocblas_internal_gemv_launcher".into();
+            f.file = "library/src/blas2/rocblas_gemv_kernels.cpp".into();
+            f
+        };
+        let cross = {
+            let mut f = fact(
+                FactKind::CrossLibrary,
+                &[
+                    ("callee_lib", "rocblas"),
+                    ("callee_file", "library/src/blas2/rocblas_gemv.cpp"),
+                    ("callee_lines", "30-60"),
+                ],
+                &[],
+            );
+            f.subject = "rocblas_internal_gemv_template".into();
+            f.function = "rocblasCall_gemv".into();
+            f.file = "library/src/include/rocblas.hpp".into();
+            f
+        };
+        let af = ApiFacts {
+            lib: "rocsolver".into(),
+            version: "6.4.3".into(),
+            api: "rocsolver_sgebd2".into(),
+            family: "gebd2".into(),
+            variants: Vec::new(),
+            facts: vec![
+                own,
+                paired(FactKind::Launch, "rocblas_gemvt_kernel"),
+                paired(FactKind::RuntimeCall, "hipMemcpyAsync"),
+                cross,
+            ],
+            excluded: Vec::new(),
+        };
+        let units = units(&af);
+        let kernels = units
+            .iter()
+            .find(|u| u.template.id == KERNELS.id)
+            .expect("a kernels entry");
+        assert!(kernels.body.contains("`restore_diag`"), "{}", kernels.body);
+        assert!(
+            !kernels.body.contains("rocblas_gemvt_kernel"),
+            "{}",
+            kernels.body
         );
-        // Each kernel is cited at its first site.
-        assert_eq!(s[0].1.len(), 2);
+        assert!(
+            kernels.body.contains(
+                "Its other kernels are rocblas's, launched inside the rocblas functions it calls (`rocblas_internal_gemv_template`)"
+            ),
+            "{}",
+            kernels.body
+        );
+        assert!(kernels.facts.iter().all(|f| f.lib == "rocsolver"));
+        assert!(units.iter().all(|u| u.template.id != RUNTIME_CALLS.id));
     }
 
     #[test]
