@@ -114,6 +114,32 @@ pub fn condition(cond: &str, env: &Env) -> Truth {
     }
 }
 
+/// A name, member or call with no operator outside its parentheses
+/// (`handle->is_device_memory_size_query()`), so `!x` is `not (x)`.
+fn is_operand(x: &str) -> bool {
+    if is_name(x) {
+        return true;
+    }
+    let mut depth = 0i32;
+    let b = x.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            _ if depth > 0 => {}
+            b'_' | b'.' | b':' => {}
+            b'-' if b.get(i + 1) == Some(&b'>') => {}
+            b'>' if i > 0 && b[i - 1] == b'-' => {}
+            c if c.is_ascii_alphanumeric() => {}
+            _ => return false,
+        }
+        if depth < 0 {
+            return false;
+        }
+    }
+    depth == 0 && x.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+}
+
 /// False where a held `not (A && B && ...)` has every one of its tests hold once
 /// `cond`'s do: the argument check returned success for `pointer_mode == host &&
 /// *alpha == 0 && *beta == 1` (rocblas_gemv.hpp:70-73), so the launcher's host-mode
@@ -425,7 +451,7 @@ fn held(c: &str, env: &Env) -> Option<bool> {
             return Some(false);
         }
     }
-    if let Some(x) = c.strip_prefix('!').map(str::trim).filter(|x| is_name(x)) {
+    if let Some(x) = c.strip_prefix('!').map(str::trim).filter(|x| is_operand(x)) {
         if holds(format!("not ({x})")) {
             return Some(true);
         }

@@ -2786,10 +2786,17 @@ fn narrow_parameter(params: &[(String, String)], api_params: &str) -> Option<Str
         "rocblas_f8",
         "rocblas_bf8",
     ];
-    if api_params.is_empty() || NARROW.iter().any(|t| api_params.contains(t)) {
+    if api_params.is_empty() {
         return None;
     }
-    parameter_of_type(params, &NARROW)
+    // Per type: hdot takes `rocblas_half`, so the reduction's bfloat16 overload is no
+    // more its own than the complex ones (rocblas_reduction.hpp:81-99).
+    let t = parameter_of_type(params, &NARROW)?;
+    let same: &[&str] = match t.as_str() {
+        "rocblas_half" | "_Float16" => &["rocblas_half", "_Float16"],
+        other => &[other][..],
+    };
+    (!same.iter().any(|s| api_params.contains(s))).then_some(t)
 }
 
 /// A parameter of an element type none of the API's parameters has: a narrow type

@@ -1137,6 +1137,19 @@ fn launch_sentences<'a>(facts: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
             out.extend(statement(f).map(|l| (l, vec![f])));
             continue;
         }
+        // "One for each value" only where the sites' tests differ: gels' two
+        // copy_mat sites both sit under `trans == rocblas_operation_none`
+        // (roclapack_gels.hpp:328-361), told apart by tests not read as selectors.
+        let distinct: BTreeSet<Vec<&str>> = sites
+            .iter()
+            .map(|(_, picked)| picked.iter().map(|(_, t)| t.as_str()).collect())
+            .collect();
+        if distinct.len() < sites.len() {
+            for (f, _) in sites {
+                out.extend(statement(f).map(|l| (l, vec![*f])));
+            }
+            continue;
+        }
         let (function, kernel, through, rest, names) = key;
         let shared = when(&Fact {
             conditions: rest.clone(),
@@ -2075,28 +2088,6 @@ fn numerics_checking(f: &Fact) -> bool {
         })
 }
 
-/// Where the API's other kernels come from: the functions of the paired library it
-/// calls, named once each with the call that leaves the library. Which kernels those
-/// launch is that library's choice (its own entries list them), so none is named here.
-fn paired_kernels_sentence(af: &ApiFacts) -> Option<(String, Vec<&Fact>)> {
-    let mut callees: Vec<&Fact> = Vec::new();
-    for f in kinds(af, &[FactKind::CrossLibrary]) {
-        if statement(f).is_some() && !callees.iter().any(|g| g.subject == f.subject) {
-            callees.push(f);
-        }
-    }
-    let first = callees.first()?;
-    let lib = slot(first, "callee_lib")?;
-    let names: Vec<String> = callees.iter().map(|f| code(&f.subject)).collect();
-    Some((
-        format!(
-            "Its other kernels are {lib}'s, launched inside the {lib} functions it calls ({}); which of them run is {lib}'s own code's choice, so they are not listed here.",
-            listed_all(&names)
-        ),
-        callees,
-    ))
-}
-
 fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
     let mut out = Vec::new();
     // What the API runs of the paired library (rocSOLVER's calls into rocBLAS) is
@@ -2118,8 +2109,18 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             condition_tree(&launches, &launch_sentences),
         )
     };
-    if leaves {
-        stated.extend(paired_kernels_sentence(af));
+    // The rest are the paired library's, chosen by its own code: said, not listed
+    // (the functions it calls there are the cross-library answer's; some of them,
+    // size queries, launch nothing).
+    if let (true, Some((last, _))) = (leaves, stated.last_mut()) {
+        let lib = af
+            .facts
+            .iter()
+            .find(|f| f.kind == FactKind::Launch && f.lib != af.lib)
+            .map_or("", |f| f.lib.as_str());
+        last.push_str(&format!(
+            " The API's other kernels run inside {lib}, under its calls into {lib}; which of them run is {lib}'s own code's choice, so they are not listed here."
+        ));
     }
     out.extend(led_unit(&KERNELS, "", lead, stated));
     let kernels: BTreeSet<&str> = launches.iter().map(|f| f.subject.as_str()).collect();
@@ -2182,6 +2183,18 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             .take(MAX_ITEMS)
             .copied()
             .collect();
+        // Several overloads of the name left standing: which one the kernel calls
+        // is decided by the element type it is instantiated with (hdot reduces in
+        // `rocblas_half`, so only rocblas_reduction.hpp:101-118 runs, not the
+        // generic :40-51), which is not read here; no answer rather than a list of
+        // sites some of which never run.
+        let overloads: BTreeSet<(&str, u32)> = facts
+            .iter()
+            .map(|f| (f.file.as_str(), f.function_lines.0))
+            .collect();
+        if overloads.len() > 1 {
+            continue;
+        }
         let tpl = if facts.iter().any(|f| f.kind == FactKind::Barrier) {
             &DEVICE
         } else {
@@ -3517,7 +3530,7 @@ mod tests {
         );
         assert!(
             kernels.body.contains(
-                "Its other kernels are rocblas's, launched inside the rocblas functions it calls (`rocblas_internal_gemv_template`)"
+                "The API's other kernels run inside rocblas, under its calls into rocblas;"
             ),
             "{}",
             kernels.body

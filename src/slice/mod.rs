@@ -492,6 +492,23 @@ pub fn cut(
         focus.target_lines = target::lines_of(g, t);
         if let Some((l, line)) = par[t] {
             if g.nodes[l].kind != NodeKind::Api {
+                // An edge stands for every site launching the kernel and is written at
+                // the first; where that one sits in a branch this API never takes
+                // (strsv's device-mode `alpha_exists` launches, rocblas_trsv_kernels.
+                // cpp:846-854), the question names the first site it does reach.
+                let launcher = &g.nodes[l];
+                let dead = |x: u32| {
+                    spec.runs
+                        .is_some_and(|d| d.dead_line(&launcher.lib, &launcher.file, x))
+                };
+                let line = if dead(line) {
+                    named_lines(trees, launcher, &n.name)
+                        .into_iter()
+                        .find(|&x| x > launcher.start_line && !dead(x))
+                        .unwrap_or(line)
+                } else {
+                    line
+                };
                 focus.launcher = g.nodes[l].name.clone();
                 focus
                     .values

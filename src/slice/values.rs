@@ -264,6 +264,14 @@ fn scan(
                 }
                 if !focus.values.contains_key(key) {
                     if let Some(c) = re.captures(text) {
+                        // A definition (`int getArch()`, handle.hpp:234) asks nothing:
+                        // the name follows its return type, not an operator.
+                        let before = text[..c.get(1).map_or(0, |m| m.start())].trim_end();
+                        if key == "arch"
+                            && before.ends_with(|ch: char| ch.is_ascii_alphanumeric() || ch == '_')
+                        {
+                            continue;
+                        }
                         focus.values.insert(key.into(), c[1].to_string());
                         focus
                             .values
