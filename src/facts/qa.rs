@@ -2195,6 +2195,39 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         if overloads.len() > 1 {
             continue;
         }
+        // `extern __shared__ T x[]` is the block's dynamic LDS: said once, with what
+        // its launch gives it, not as an array "with size []" beside a second line
+        // on dynamic shared memory.
+        let extern_array = |f: &Fact| {
+            f.kind == FactKind::SharedMemory && slot(f, "size").is_some_and(|z| z.trim() == "[]")
+        };
+        let has_extern = facts.iter().any(|f| extern_array(f));
+        let facts: Vec<&Fact> = facts
+            .into_iter()
+            .filter(|f| !(has_extern && f.kind == FactKind::SharedMemory && f.subject == "dynamic"))
+            .collect();
+        let launch_lds: BTreeSet<&str> = af
+            .facts
+            .iter()
+            .filter(|l| l.kind == FactKind::Launch && l.subject == func && l.lib == af.lib)
+            .filter_map(|l| slot(l, "lds"))
+            .collect();
+        let sized_by = match launch_lds.into_iter().collect::<Vec<_>>()[..] {
+            [one] => format!("sized by its launch's dynamic-LDS argument {}", code(one)),
+            _ => "sized by the dynamic-LDS argument of its launch".to_string(),
+        };
+        let say = |f: &Fact| -> Option<String> {
+            if !extern_array(f) {
+                return statement(f);
+            }
+            Some(format!(
+                "the block's dynamic LDS, `extern __shared__ {} {}[]` ({}){}, {sized_by}.",
+                slot(f, "type")?,
+                subject(f)?,
+                at(f),
+                when(f)
+            ))
+        };
         let tpl = if facts.iter().any(|f| f.kind == FactKind::Barrier) {
             &DEVICE
         } else {
@@ -2205,7 +2238,7 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             func,
             &facts,
             "Everything below is reached",
-            statement,
+            say,
         ));
     }
     let returns = early_returns(af);

@@ -84,7 +84,10 @@ pub fn features_of(
         barriers: d.barriers.is_match(&device),
         atomics: d.atomics.is_match(&device),
         warp_intrinsics: d.warp.is_match(&device),
-        reductions: d.reductions.is_match(&all),
+        // A reduction question is about the target kernel's own combining: a comment
+        // or a host helper elsewhere in the slice that says "reduce" is no premise
+        // (sygst's substitution kernel shares one solved value, it combines none).
+        reductions: d.reductions.is_match(&device),
         batched: names.contains("_batched") || d.batched.is_match(&all),
         strided_batched: names.contains("_strided_batched") || d.strided.is_match(&all),
         pointer_mode: d.pointer_mode.is_match(&all),
@@ -160,6 +163,13 @@ mod tests {
         assert!(!f.atomics && !f.warp_intrinsics && !f.complex);
         assert!(f.multi_file && f.opaque);
         assert_eq!((f.kernels, f.files), (1, 3));
+        // "reduce" in host code is no reduction in the kernel.
+        let host_word = [
+            piece(PieceRole::Host, "a.cpp", "// reduce compilation times"),
+            piece(PieceRole::Kernel, "b.hpp", "x[tid] -= a * b[ty];"),
+        ];
+        let f = features_of(&host_word, &g, &["rocx_strsm".to_string()], None);
+        assert!(!f.reductions);
         // Aimed at a kernel without barriers, the slice has none to ask about.
         let other = BTreeSet::from(["y"]);
         let f = features_of(&pieces, &g, &["rocx_sdot".to_string()], Some(&other));

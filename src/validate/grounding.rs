@@ -1627,6 +1627,13 @@ pub fn range_elsewhere(answer: &str, shown: &[ShownPiece], about: &[String]) -> 
                     .any(|l| holds_number(l, v))
             })
             || parameter_of_callee(&names, &cited, shown)
+            // "using swap (lib_device_helpers.hpp:62-68)": the word the range follows
+            // is a name the lines hold.
+            || identifiers(before).last().is_some_and(|w| {
+                w.len() >= 4
+                    && !GENERIC_WORDS.contains(&w.to_ascii_lowercase().as_str())
+                    && cited.contains(w)
+            })
             // Two words of the sentence's code on the lines (`sum = FETCH{}(x[tid *
             // incx])` at kernels.hpp:102-103).
             || identifiers(&segment)
@@ -2640,6 +2647,17 @@ fn words_left_out(shown: &str, quote: &str) -> bool {
 
 /// The text without parentheses and braces: a macro's `((DIM_X))` quoted as `(DIM_X)`,
 /// or `if(c) { return s; }` quoted as `if(c) return s;`, is the same code.
+/// Code with casts to scalar types dropped (`int32_t(x)` and `static_cast<int>(x)`
+/// as `(x)`).
+fn without_casts(s: &str) -> std::borrow::Cow<'_, str> {
+    static CAST: OnceLock<Regex> = OnceLock::new();
+    CAST.get_or_init(|| {
+        Regex::new(r"(?:static_cast\s*<[^<>]*>|\b(?:u?int(?:8|16|32|64)_t|size_t|rocblas_int|rocblas_stride|int|long|unsigned|float|double))\s*\(")
+            .expect("static regex")
+    })
+    .replace_all(s, "(")
+}
+
 fn without_parens(s: &str) -> String {
     s.chars()
         .filter(|c| !matches!(c, '(' | ')' | '{' | '}'))
@@ -2713,7 +2731,9 @@ pub fn foreign_quote(
     // library's text.
     let asked = squash(question);
     // `isfinite` for `std::isfinite`, `(akk > 0) && (std::isfinite(akk))`.
-    let bare = |t: &str| without_parens(&t.replace("std::", ""));
+    // `min(a, b)` for `int32_t(std::min(a, b))`: a cast to a scalar type is left out
+    // of a quote that keeps the expression.
+    let bare = |t: &str| without_parens(&without_casts(&t.replace("std::", "")));
     let shown_bare = bare(shown_squashed);
     // Consecutive statements quoted together (`T one = 1; T minone = -1;`) with a
     // comment or a line between them in the code: each statement is held on its own.
@@ -2812,6 +2832,28 @@ mod tests {
                 "{answer}"
             );
         }
+        // A cast to a scalar type left out of a quote that keeps the expression.
+        let chunk = "57 |         int32_t batch_count = int32_t(std::min(batch_count_64 - b_base, c_i64_grid_YZ_chunk));";
+        assert_eq!(
+            foreign_quote(
+                "Each chunk gets `int32_t batch_count = min(batch_count_64 - b_base, c_i64_grid_YZ_chunk)`.",
+                "",
+                None,
+                chunk,
+                &squash(chunk),
+                &none
+            ),
+            None
+        );
+        assert!(foreign_quote(
+            "Each chunk gets `int32_t batch_count = max(batch_count_64 - b_base, c_i64_grid_YZ_chunk)`.",
+            "",
+            None,
+            chunk,
+            &squash(chunk),
+            &none
+        )
+        .is_some());
         // Statements the code does not hold are still caught.
         assert!(foreign_quote(
             "It sets `T one = 1; T two = 2;` first.",
@@ -3304,6 +3346,24 @@ mod tests {
         ] {
             assert_eq!(range_elsewhere(right, &shown, &[]), None, "{right}");
         }
+    }
+
+    #[test]
+    fn a_range_after_the_name_its_lines_define_holds_it() {
+        let file = "library/src/include/lib_device_helpers.hpp";
+        let swap = "template <typename T>\n__device__ __forceinline__ void swap(T& a, T& b)\n{\n    T orig = a;\n    a = b;\n    b = orig;\n}";
+        let shown = [ShownPiece {
+            file,
+            name: "swap",
+            start: 62,
+            end: 68,
+            text: swap,
+            expansion: None,
+        }];
+        let right = "If `exch != i`, it exchanges `A[(i - 1) * inca + tid * lda]` and `A[(exch - 1) * inca + tid * lda]`, using swap (lib_device_helpers.hpp:62-68).";
+        assert_eq!(range_elsewhere(right, &shown, &[]), None);
+        let wrong = "If `exch != i`, it exchanges `A[(i - 1) * inca + tid * lda]` and `A[(exch - 1) * inca + tid * lda]`, using shuffle (lib_device_helpers.hpp:62-68).";
+        assert!(range_elsewhere(wrong, &shown, &[]).is_some(), "{wrong}");
     }
 
     #[test]
