@@ -2306,6 +2306,11 @@ impl<'a> FactReader<'a> {
             let args = body.get(open_paren + 1..close).unwrap_or("");
             let mut v = BTreeMap::new();
             v.insert("call".into(), m.as_str().to_string());
+            // `device_malloc(0)` asks for no bytes: a placeholder that allocates nothing
+            // (gemm_ex3's `w_mem`, rocblas_gemm_ex3.hpp:1540), not a workspace.
+            if m.as_str() == "device_malloc" && args.trim() == "0" {
+                v.insert("zero_bytes".into(), "true".into());
+            }
             if let Some(k) = d.memcpy_kind.find(args) {
                 v.insert("direction".into(), k.as_str().to_string());
             }

@@ -607,18 +607,22 @@ fn led_unit<'a>(
     if fits(&stated, &lead) {
         return vec![make(String::new(), stated)];
     }
-    // Runs of sentences about one function's code, in order.
+    // The sentences about one function's code, together, functions in the order they
+    // first come: an answer scoped to "the code of" a function holds all of it (gesdd's
+    // launches at roclapack_gesdd.hpp:373 and :445 came before gelq2's in run order and
+    // its :497 after, so two answers each claimed the function and each listed part).
     let mut runs: Vec<Vec<(String, Vec<&'a Fact>)>> = Vec::new();
     for s in stated {
-        let same = match (runs.last().and_then(|r| r.last()), s.1.first()) {
-            (Some((_, prev)), Some(f)) => prev
-                .first()
-                .is_some_and(|p| p.function == f.function && p.file == f.file),
-            _ => false,
-        };
-        match runs.last_mut() {
-            Some(r) if same => r.push(s),
-            _ => runs.push(vec![s]),
+        let run = s.1.first().and_then(|f| {
+            runs.iter_mut().find(|r| {
+                r.first()
+                    .and_then(|(_, fs)| fs.first())
+                    .is_some_and(|p| p.function == f.function && p.file == f.file)
+            })
+        });
+        match run {
+            Some(r) => r.push(s),
+            None => runs.push(vec![s]),
         }
     }
     let mut out = Vec::new();
@@ -1373,6 +1377,12 @@ fn statement(f: &Fact) -> Option<String> {
             slot(f, "callee_file")?,
             slot(f, "callee_lines")?,
         ),
+        FactKind::RuntimeCall if f.subject == "device_malloc" && slot(f, "zero_bytes").is_some() => {
+            format!(
+                "{func} calls {} ({at}), a request for zero bytes that allocates nothing{when}.",
+                code(&format!("{}(0)", subject(f)?)),
+            )
+        }
         FactKind::RuntimeCall if f.subject == "device_malloc" => format!(
             "{func} calls {} ({at}), taking its workspace from the handle's device memory{when}.",
             code(subject(f)?),
@@ -1543,11 +1553,20 @@ fn grid_count(f: &Fact) -> Option<String> {
             None => by_way.push((way, vec![axis])),
         }
     }
+    // A plain `n / D` is an integer division, which rounds down only where `n` is not
+    // a multiple of D: syevj's `even_blocks / 2` divides a count made even first
+    // (roclapack_syevj_heevj.hpp:2329-2331).
     let ways: Vec<String> = by_way
         .iter()
-        .map(|(way, axes)| format!("{way} in {}", axes.join(" and ")))
+        .map(|(way, axes)| match *way {
+            "down" => format!(
+                "is an integer division in {} (rounding down where the count does not divide evenly)",
+                axes.join(" and ")
+            ),
+            _ => format!("rounds {way} in {}", axes.join(" and ")),
+        })
         .collect();
-    let mut out = format!("the block count rounds {}", ways.join(" and "));
+    let mut out = format!("the block count {}", ways.join(" and "));
     // Said with the launch's grid already, where the configuration names its locals.
     if let Some(x) = slot(f, "grid_x").filter(|_| slot(f, "grid_locals").is_none()) {
         out.push_str(&format!(" ({})", code(x)));
@@ -2119,7 +2138,7 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
             .find(|f| f.kind == FactKind::Launch && f.lib != af.lib)
             .map_or("", |f| f.lib.as_str());
         last.push_str(&format!(
-            " The API's other kernels run inside {lib}, under its calls into {lib}; which of them run is {lib}'s own code's choice, so they are not listed here."
+            " Beside these, the API's calls into {lib} launch {lib}'s kernels, which {lib}'s own code chooses; they are not listed here."
         ));
     }
     out.extend(led_unit(&KERNELS, "", lead, stated));
@@ -3562,9 +3581,9 @@ mod tests {
             kernels.body
         );
         assert!(
-            kernels.body.contains(
-                "The API's other kernels run inside rocblas, under its calls into rocblas;"
-            ),
+            kernels
+                .body
+                .contains("Beside these, the API's calls into rocblas launch rocblas's kernels,"),
             "{}",
             kernels.body
         );

@@ -499,8 +499,15 @@ fn accumulations(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<S
         // What the value holds when the loop starts: the last assignment to it before
         // the loop. Only a zero there makes one step harmless (larfg's `norm2` enters
         // its loop holding the first wavefront's sum).
+        // The last write counts, an update as much as an assignment: larfg's `norm2`
+        // is set to 0, then `+=` the wavefront's shuffles before the loop
+        // (rocauxiliary_larfg_specialized_kernels.hpp:77-91).
         let starts_at_zero = head_at.is_some_and(|j| {
-            let set = Regex::new(&format!(r"\b{}\s*(=[^=]|\{{)", regex::escape(lhs))).ok();
+            let set = Regex::new(&format!(
+                r"\b{}\s*(=[^=]|\{{|[-+*/%|&^]=|<<=|>>=)",
+                regex::escape(lhs)
+            ))
+            .ok();
             lines[..j]
                 .iter()
                 .rev()
@@ -509,7 +516,10 @@ fn accumulations(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<S
                     let m = set.as_ref()?.find(x)?;
                     Some(x[m.start() + lhs.len()..].to_string())
                 })
-                .is_some_and(|init| zero_initializer(&init))
+                .is_some_and(|init| {
+                    let init = init.trim_start();
+                    !init.starts_with(|c: char| "-+*/%|&^<>".contains(c)) && zero_initializer(init)
+                })
         });
         // An element the loop's counter picks (`areg_upper[k] +=` in a loop over `k`)
         // is a different element each step: each loses what it held before the loop,
@@ -1281,6 +1291,24 @@ mod tests {
         ]);
         assert!(held.contains("what it held before the loop"), "{held}");
         assert!(!held.contains("only its last step's term"), "{held}");
+        // Set to 0, then updated before the loop (the same kernel as it is, :77-98).
+        let shown = numbered(&[
+            "    T norm2 = 0;",
+            "    norm2 += shift_left(norm2, 1);",
+            "    for(int k = 1; k < nw; ++k)",
+            "        norm2 += sval[k];",
+        ]);
+        let mut sites = Vec::new();
+        accumulations(&shown, &BTreeSet::new(), &mut sites);
+        let in_loop = sites
+            .iter()
+            .find(|x| x.original.contains("sval"))
+            .expect("the loop's accumulation");
+        assert!(
+            in_loop.effect.contains("what it held before the loop"),
+            "{}",
+            in_loop.effect
+        );
         for zero in ["    T sum = 0;", "    T sum{};", "    T sum = T(0);"] {
             let said = effect(&[
                 zero,

@@ -2647,15 +2647,17 @@ fn words_left_out(shown: &str, quote: &str) -> bool {
 
 /// The text without parentheses and braces: a macro's `((DIM_X))` quoted as `(DIM_X)`,
 /// or `if(c) { return s; }` quoted as `if(c) return s;`, is the same code.
-/// Code with casts to scalar types dropped (`int32_t(x)` and `static_cast<int>(x)`
-/// as `(x)`).
+/// Code with a cast to a scalar type that converts a whole assigned value dropped
+/// (`= int32_t(std::min(a, b))` as `= (std::min(a, b))`). A cast inside the
+/// expression stays: `x[tid * int64_t(incx)]` indexes in 64 bits, and a quote without
+/// it misquotes the code.
 fn without_casts(s: &str) -> std::borrow::Cow<'_, str> {
     static CAST: OnceLock<Regex> = OnceLock::new();
     CAST.get_or_init(|| {
-        Regex::new(r"(?:static_cast\s*<[^<>]*>|\b(?:u?int(?:8|16|32|64)_t|size_t|rocblas_int|rocblas_stride|int|long|unsigned|float|double))\s*\(")
+        Regex::new(r"(^|[^=!<>]=)\s*(?:static_cast\s*<[^<>]*>|\b(?:u?int(?:8|16|32|64)_t|size_t|rocblas_int|rocblas_stride|int|long|unsigned|float|double))\s*\(")
             .expect("static regex")
     })
-    .replace_all(s, "(")
+    .replace_all(s, "${1}(")
 }
 
 fn without_parens(s: &str) -> String {
@@ -2845,6 +2847,17 @@ mod tests {
             ),
             None
         );
+        // A cast inside the expression is part of what the code says.
+        let scal = "51 |             Tex res                = (Tex)x[tid * int64_t(incx)] * alpha;";
+        assert!(foreign_quote(
+            "The product is formed as `Tex res = (Tex)x[tid * incx] * alpha;`.",
+            "",
+            None,
+            scal,
+            &squash(scal),
+            &none
+        )
+        .is_some());
         assert!(foreign_quote(
             "Each chunk gets `int32_t batch_count = max(batch_count_64 - b_base, c_i64_grid_YZ_chunk)`.",
             "",
