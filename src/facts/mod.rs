@@ -1338,22 +1338,10 @@ impl<'a> FactReader<'a> {
     /// (`RETURN_IF_ROCBLAS_ERROR(f(...))`), passes its errors on, not its success: the
     /// caller goes on. Unread code counts as kept.
     fn call_success_kept(&self, caller: &GraphNode, callee: &str, line: u32) -> bool {
-        let Some((t, b)) = self.code.body(caller) else {
+        let Some((t, b, statement)) = self.call_statement(caller, callee, line) else {
             return true;
         };
-        let from = t.offset(line.saturating_sub(3).max(caller.start_line.max(1)));
-        let to = t.offset(line + 1).min(t.s.len());
-        let Some(text) = t.s.get(from..to) else {
-            return true;
-        };
-        let Some(at) = text.rfind(callee) else {
-            return true;
-        };
-        let before = &text[..at];
-        let statement = before
-            .rfind([';', '{', '}'])
-            .map_or(before, |k| &before[k + 1..])
-            .trim();
+        let statement = statement.as_str();
         if statement
             .strip_prefix("return")
             .is_some_and(|r| !r.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
@@ -1386,26 +1374,36 @@ impl<'a> FactReader<'a> {
         })
     }
 
+    /// What the statement holding the call of `callee` at `line` of `caller`'s body
+    /// writes before the callee's name (`memory_status =` of `memory_status = f(...)`,
+    /// trimmed), with the caller's text and body; `None` where either is not read.
+    fn call_statement(
+        &self,
+        caller: &GraphNode,
+        callee: &str,
+        line: u32,
+    ) -> Option<(Arc<Text>, Arc<Body>, String)> {
+        let (t, b) = self.code.body(caller)?;
+        let from = t.offset(line.saturating_sub(3).max(caller.start_line.max(1)));
+        let to = t.offset(line + 1).min(t.s.len());
+        let text = t.s.get(from..to)?;
+        let before = &text[..text.rfind(callee)?];
+        let statement = before
+            .rfind([';', '{', '}'])
+            .map_or(before, |k| &before[k + 1..])
+            .trim()
+            .to_string();
+        Some((t, b, statement))
+    }
+
     /// Whether the call of `callee` at `line` of `caller`'s body keeps its value: the
     /// statement holding it does more than call (`return f(...)`, `st = f(...)`,
     /// `if(f(...) != ...)`, `CHECK(f(...))`). Unread code counts as kept.
     fn call_value_kept(&self, caller: &GraphNode, callee: &str, line: u32) -> bool {
-        let Some((t, _)) = self.code.body(caller) else {
+        let Some((_, _, statement)) = self.call_statement(caller, callee, line) else {
             return true;
         };
-        let from = t.offset(line.saturating_sub(3).max(caller.start_line.max(1)));
-        let to = t.offset(line + 1).min(t.s.len());
-        let Some(text) = t.s.get(from..to) else {
-            return true;
-        };
-        let Some(at) = text.rfind(callee) else {
-            return true;
-        };
-        let before = &text[..at];
-        let statement = before
-            .rfind([';', '{', '}'])
-            .map_or(before, |k| &before[k + 1..]);
-        let statement = statement.trim();
+        let statement = statement.as_str();
         // `rocblas_internal_foo<T>(` or `ns::foo(`: qualifiers and template arguments of
         // the call itself are not its use.
         !(statement.is_empty()
