@@ -1136,6 +1136,10 @@ pub struct ConditionSite {
     /// The conditions of the fact its branches around the call state, as written there.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<String>,
+    /// Names those conditions test that are the caller's own parameters, named like an
+    /// argument of the API but not it (a block size passed as `n`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub own_names: Vec<String>,
 }
 
 /// The facts of one public API function.

@@ -268,6 +268,34 @@ impl<'a> Binder<'a> {
             .any(|n| token.starts_with(&format!("{IDENTITY}{}:{}:{}:", n.file, n.name, n.line)))
     }
 
+    /// The names in `text` (a condition or a launch argument written in node `i`) that
+    /// are parameters of node `i` named like a parameter of the API, yet not that
+    /// argument of the API: trti2's `n` is getri's `jb` on its blocked path, so
+    /// "`n <= 64`" in trti2 beside "`n > 43`" in getri would join two sizes into one.
+    pub fn own_names_in(&self, i: usize, text: &str) -> Vec<String> {
+        if i <= 1 {
+            return Vec::new();
+        }
+        let api: BTreeSet<String> = self.params_of(1).into_iter().map(|(_, n)| n).collect();
+        let own: BTreeSet<String> = self.params_of(i).into_iter().map(|(_, n)| n).collect();
+        let env = self.env(i);
+        let mut out: Vec<String> = Vec::new();
+        for w in text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| api.contains(*w) && own.contains(*w))
+        {
+            let same = matches!(
+                env.values.get(&format!("{IDENTITY}{w}")),
+                Some(Value::Type(token)) if token.ends_with(&format!(":{w}"))
+                    && self.is_api_argument(i, w)
+            );
+            if !same && !out.iter().any(|o| o == w) {
+                out.push(w.to_string());
+            }
+        }
+        out
+    }
+
     /// The locals of node `i`'s body, each read with its node's bindings and the
     /// locals before it (so any prefix of them is what the body knows at that point).
     fn locals_of(&self, i: usize) -> Rc<Vec<Local>> {

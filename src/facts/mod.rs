@@ -885,6 +885,13 @@ impl<'a> FactReader<'a> {
                     .entry((e.file.clone(), e.line))
                     .and_modify(|shared| shared.retain(|c| f.conditions.contains(c)))
                     .or_insert_with(|| f.conditions.clone());
+                let said: Vec<&str> = ["grid", "block", "lds"]
+                    .iter()
+                    .filter_map(|k| f.values.get(*k).map(String::as_str))
+                    .chain(f.conditions.iter().map(String::as_str))
+                    .collect();
+                let own = binder.own_names_in(e.from, &said.join(" "));
+                note_own_names(&mut f, own);
                 under(&mut f, &reach);
                 if !self.surely_reached(g, binder, e.from, &mut sure, 0) {
                     f.values.insert(ON_A_TESTED_PATH.into(), "1".into());
@@ -1007,6 +1014,8 @@ impl<'a> FactReader<'a> {
                         if f.kind == FactKind::StaticState && f.lib != g.lib {
                             continue;
                         }
+                        let own = binder.own_names_in(i, &f.conditions.join(" "));
+                        note_own_names(&mut f, own);
                         under(&mut f, &reach);
                         facts.push(f);
                     }
@@ -1516,6 +1525,7 @@ impl<'a> FactReader<'a> {
                         function: caller.name.clone(),
                         function_lines: (caller.start_line, caller.end_line),
                         line: t.line_of(*cited),
+                        own_names: binder.own_names_in(e.from, &shared.join(" ")),
                         conditions: shared.clone(),
                     };
                     conds.extend(shared.into_iter().map(|c| (c, site.clone())));
@@ -2502,6 +2512,16 @@ impl<'a> FactReader<'a> {
 /// The conditions under which an API reaches a function, each with the call it is
 /// written around ([`FactReader::reach_conditions`]).
 type Reach = Vec<(String, crate::model::ConditionSite)>;
+
+/// The value naming a fact's [`crate::model::ConditionSite::own_names`] for the
+/// function that holds it: its parameters, named like the API's, that are not them.
+pub const OWN_NAMES: &str = "own_names";
+
+fn note_own_names(f: &mut Fact, own: Vec<String>) {
+    if !own.is_empty() {
+        f.values.insert(OWN_NAMES.into(), own.join(" "));
+    }
+}
 
 /// Prepends the conditions of `reach` to a fact's, and the calls that show them.
 fn under(f: &mut Fact, reach: &Reach) {

@@ -2327,7 +2327,62 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         &kinds(af, &[FactKind::StaticState]),
         statement,
     ));
+    for u in &mut out {
+        if let Some(note) = own_names_note(&u.facts, &u.body) {
+            u.body.push_str(&format!("\n{note}"));
+        }
+    }
     out
+}
+
+/// A sentence naming the parameters the answer's conditions and launch arguments test
+/// in a callee that are named like the API's arguments but are not them (trti2's `n`
+/// is getri's block width `jb`): without it, "`n > 43`" in getri and "`n <= 64`" in
+/// trti2 read as one impossible size.
+fn own_names_note(facts: &[&Fact], body: &str) -> Option<String> {
+    let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let pairs = facts.iter().flat_map(|f| {
+        f.condition_sites
+            .iter()
+            .flat_map(|s| {
+                s.own_names
+                    .iter()
+                    .map(move |n| (n.as_str(), s.function.as_str()))
+            })
+            .chain(
+                slot(f, super::OWN_NAMES)
+                    .into_iter()
+                    .flat_map(|v| v.split(' '))
+                    .map(move |n| (n, f.function.as_str())),
+            )
+    });
+    let words: BTreeSet<&str> = body
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
+    for (name, function) in pairs.filter(|(n, _)| words.contains(n)) {
+        let fs = by_name.entry(name).or_default();
+        if !fs.contains(&function) {
+            fs.push(function);
+        }
+    }
+    let sentences: Vec<String> = by_name
+        .into_iter()
+        .filter(|(_, fs)| !fs.is_empty())
+        .map(|(name, fs)| {
+            let names: Vec<String> = fs.iter().map(|f| code(f)).collect();
+            let whose = if fs.len() == 1 {
+                "that function's own parameter"
+            } else {
+                "each function's own parameter"
+            };
+            format!(
+                "The {} tested in {} is {whose}, not the API's argument of that name.",
+                code(name),
+                listed_all(&names)
+            )
+        })
+        .collect();
+    (!sentences.is_empty()).then(|| sentences.join(" "))
 }
 
 const VARIANT_FORMS: Template = Template {
@@ -3177,6 +3232,34 @@ mod tests {
         assert_eq!((ids.len(), template_ids().len()), (defined, defined));
     }
 
+    #[test]
+    fn a_callees_parameter_named_like_the_apis_is_said_to_be_its_own() {
+        // getri tests its `n`; trti2, called with the block width `jb` as its `n`,
+        // tests its own.
+        let mut f = fact(
+            FactKind::Launch,
+            &[(super::super::OWN_NAMES, "n")],
+            &["not (n <= 43)", "n <= 64"],
+        );
+        f.function = "trti2_run_small".into();
+        f.condition_sites.push(crate::model::ConditionSite {
+            lib: "rocsolver".into(),
+            file: "library/src/lapack/roclapack_trtri.hpp".into(),
+            function: "trti2".into(),
+            function_lines: (221, 283),
+            line: 238,
+            conditions: vec!["n <= 64".into()],
+            own_names: vec!["n".into()],
+        });
+        let note = own_names_note(&[&f], "only when n > 43 and n <= 64").unwrap();
+        assert_eq!(
+            note,
+            "The `n` tested in `trti2` and `trti2_run_small` is each function's own parameter, not the API's argument of that name."
+        );
+        // A name the answer does not say needs no note.
+        assert_eq!(own_names_note(&[&f], "only when blk != 0"), None);
+    }
+
     fn fact(kind: FactKind, values: &[(&str, &str)], conditions: &[&str]) -> Fact {
         Fact {
             kind,
@@ -3697,6 +3780,7 @@ mod tests {
             function_lines: (31, 174),
             line: 136,
             conditions: chunked.iter().map(|c| c.to_string()).collect(),
+            own_names: Vec::new(),
         });
         let wide = form(
             "rocsolver_dpotrf_64",
