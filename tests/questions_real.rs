@@ -667,3 +667,43 @@ fn find_the_bug_never_plants_in_a_branch_the_api_never_runs() {
         );
     }
 }
+
+#[test]
+fn the_code_a_question_asks_about_is_in_its_prompt() {
+    let header = |q: &Question, name: &str| {
+        q.messages
+            .iter()
+            .any(|(_, m)| m.contains(&format!("({name}, ")))
+    };
+    let (mut ilp64, mut passes) = (0, 0);
+    for lib in LIBS {
+        let p = planned(lib);
+        for q in &p.questions {
+            let s = slice_of(p, q);
+            // "On which paths is the kernel launched": the 32-bit launcher the `_64`
+            // template calls holds the launches (rocblas_strsv_64 reaches
+            // rocblas_trsv_device only through rocblas_internal_trsv_substitution_template).
+            if q.template_id == "edge.ilp64" && !s.focus.launcher.is_empty() && names_target(s, q) {
+                ilp64 += 1;
+                assert!(
+                    header(q, &s.focus.launcher),
+                    "{} ({}): launcher {} of {} not shown",
+                    q.id,
+                    s.id,
+                    s.focus.launcher,
+                    s.focus.target
+                );
+            }
+            // "Across blocks": the second pass of a two-pass reduction combines them.
+            if q.template_id == "perf.numerics" {
+                if let Some(stem) = s.focus.target.strip_suffix("part1") {
+                    passes += 1;
+                    let second = format!("{stem}part2");
+                    assert!(header(q, &second), "{}: {second} not shown", q.id);
+                }
+            }
+        }
+    }
+    println!("edge.ilp64 questions with a launcher: {ilp64}; first passes asked about: {passes}");
+    assert!(ilp64 > 10 && passes > 2, "{ilp64} {passes}");
+}

@@ -75,11 +75,12 @@ impl SliceLimits {
         self.budget_tokens * 2
     }
 
-    /// The most one question is shown of a slice: the path, the target and base-form
-    /// code (twice the budget), the target's work (twice the budget) and its functors
-    /// and constants (half the budget), each an allowance of its own.
+    /// The most one question is shown of a slice: the path and the target (twice the
+    /// budget), base-form code (twice the budget), the target's work (twice the
+    /// budget) and its functors and constants (half the budget), each an allowance of
+    /// its own.
     pub fn max_tokens(&self) -> usize {
-        self.required_tokens() * 2 + self.budget_tokens / 2
+        self.required_tokens() * 3 + self.budget_tokens / 2
     }
 }
 
@@ -549,6 +550,37 @@ pub fn cut(
                 );
             }
         }
+        // The other pass of a two-pass kernel (iamax's `_part1` writes one value per
+        // block, its `_part2` combines them): how results combine across blocks is
+        // that kernel's work.
+        if let Some((l, _)) = par[t].filter(|(l, _)| g.nodes[*l].kind != NodeKind::Api) {
+            let stem = |name: &str| {
+                name.strip_suffix(|c: char| c.is_ascii_digit())
+                    .and_then(|r| r.strip_suffix("part"))
+                    .map(str::to_string)
+            };
+            if let Some(own) = stem(&g.nodes[t].name) {
+                let passes: Vec<usize> = g
+                    .edges
+                    .iter()
+                    .filter(|e| e.from == l && e.kind == EdgeKind::Launch && e.to != t)
+                    .map(|e| e.to)
+                    .filter(|&k| stem(&g.nodes[k].name).as_deref() == Some(own.as_str()))
+                    .collect();
+                for k in passes {
+                    add(
+                        &mut picks,
+                        g,
+                        k,
+                        Tier::Near,
+                        PiecePart::Work,
+                        true,
+                        vec![],
+                        None,
+                    );
+                }
+            }
+        }
         // What the target calls, nearest first; one overload per name.
         for c in dedup_overloads(g, &target::callees(g, t), variant, trees) {
             if !target::is_noise(&g.nodes[c].name) {
@@ -635,6 +667,18 @@ pub fn cut(
     // A variant shows the base form of each chain function it does not share.
     if let Some(b) = spec.base {
         let base_ids: BTreeSet<&str> = b.nodes.iter().map(|n| n.id.as_str()).collect();
+        // A counterpart the variant's chain itself calls (trsv's `_64` template calls
+        // the 32-bit one, which launches the kernel) is a step of the path: shown as
+        // one, not as base-form code only variant questions see.
+        let chain_ids: BTreeSet<&str> =
+            chain.iter().map(|&(i, _)| g.nodes[i].id.as_str()).collect();
+        let base_part = |j: usize| {
+            if chain_ids.contains(b.nodes[j].id.as_str()) {
+                PiecePart::Path
+            } else {
+                PiecePart::Base
+            }
+        };
         for &(i, _) in &chain {
             let n = &g.nodes[i];
             if i == 0 || n.kind != NodeKind::Function || base_ids.contains(n.id.as_str()) {
@@ -654,7 +698,7 @@ pub fn cut(
                         b,
                         j,
                         Tier::Required,
-                        PiecePart::Base,
+                        base_part(j),
                         false,
                         vec![],
                         Some("base form"),
@@ -666,7 +710,7 @@ pub fn cut(
                     b,
                     j,
                     Tier::Required,
-                    PiecePart::Base,
+                    base_part(j),
                     false,
                     vec![],
                     Some("base form"),
@@ -718,7 +762,10 @@ pub fn cut(
     // (see `question::view`), so the target's work does not compete with code that
     // other questions need.
     let allowance = |part: PiecePart| match part {
-        PiecePart::Path | PiecePart::Target | PiecePart::Base => (0, hard_cap),
+        PiecePart::Path | PiecePart::Target => (0, hard_cap),
+        // Only variant questions see base-form code: it never crowds out a step of
+        // the path (syr2k_64's dispatch, which launches the kernel, was left out).
+        PiecePart::Base => (4, hard_cap),
         PiecePart::Work => (1, hard_cap),
         PiecePart::Cross => (2, hard_cap),
         PiecePart::Context => (3, limits.budget_tokens),
