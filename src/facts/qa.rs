@@ -1078,7 +1078,16 @@ fn selector_tests(cond: &str) -> Option<Vec<Selector>> {
 /// if` arm it skips is not settled by the ones it passes.
 fn split_selectors(f: &Fact) -> Option<(Vec<Selector>, Vec<String>)> {
     let (mut picked, mut rest, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
-    for c in &f.conditions {
+    let mut conditions = f.conditions.iter().peekable();
+    while let Some(c) = conditions.next() {
+        // A `case` of a `switch` picks one of sibling launches as an `else if` arm does
+        // (trti2_run_small's `switch (n)`, one launch per `case`).
+        if let Some(name) = c.strip_prefix("switch (").and_then(|r| r.strip_suffix(')')) {
+            if let Some(label) = conditions.next_if(|l| l.starts_with("case ")) {
+                picked.push((name.trim().to_string(), label.clone()));
+                continue;
+            }
+        }
         let negated = c.strip_prefix("not (").and_then(|r| r.strip_suffix(')'));
         match (negated, selector_tests(c)) {
             (None, Some(tests)) if !super::eval::is_branch_header(c) => picked.extend(tests),
@@ -1159,6 +1168,18 @@ fn launch_sentences<'a>(facts: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
             conditions: rest.clone(),
             ..sites[0].0.clone()
         });
+        if let Some(run) = case_run(sites) {
+            out.push((
+                format!(
+                    "{} launches {}{through} from {} sites{shared}, {run}.",
+                    code(function),
+                    code(kernel),
+                    sites.len(),
+                ),
+                sites.iter().map(|(f, _)| *f).collect(),
+            ));
+            continue;
+        }
         let each: Vec<String> = sites
             .iter()
             .map(|(f, picked)| {
@@ -1180,6 +1201,48 @@ fn launch_sentences<'a>(facts: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
         ));
     }
     out
+}
+
+/// Sibling launches that a `switch` picks among by consecutive integer `case`s, said as
+/// the run they are (`case 1` to `case 64` of trti2_run_small's `switch (n)`, each
+/// instantiating the kernel with its case value): sixty-four lines saying the same
+/// thing teach nothing the run does not.
+fn case_run(sites: &[(&Fact, Vec<Selector>)]) -> Option<String> {
+    let mut values = Vec::new();
+    for (f, picked) in sites {
+        let [(name, label)] = picked.as_slice() else {
+            return None;
+        };
+        let k: i64 = label.strip_prefix("case ")?.trim().parse().ok()?;
+        values.push((k, f.line, name.as_str(), slot(f, "template_args")));
+    }
+    values.sort();
+    let consecutive = values.windows(2).all(|w| w[1].0 == w[0].0 + 1);
+    let name = values.first()?.2;
+    if values.len() < 3 || !consecutive || values.iter().any(|v| v.2 != name) {
+        return None;
+    }
+    let (first, last) = (values.first()?, values.last()?);
+    let f = sites[0].0;
+    let lines: Vec<u32> = values.iter().map(|v| v.1).collect();
+    let (lo, hi) = (*lines.iter().min()?, *lines.iter().max()?);
+    let each_its_value = values.iter().all(|(k, _, _, args)| {
+        args.and_then(|a| a.split(',').next())
+            .is_some_and(|a| a.trim() == k.to_string())
+    });
+    Some(format!(
+        "one for each {} of {} from {} to {} ({}:{lo}-{hi}){}",
+        code("case"),
+        code(&format!("switch ({name})")),
+        code(&format!("case {}", first.0)),
+        code(&format!("case {}", last.0)),
+        f.file,
+        if each_its_value {
+            ", each instantiating the kernel with its case value as the first template argument"
+        } else {
+            ""
+        }
+    ))
 }
 
 /// Host facts in the order the code runs them ([`Fact::order`]), those without one
@@ -4168,6 +4231,33 @@ mod tests {
         let said = launch_sentences(&refs);
         assert_eq!(said.len(), 2);
         assert!(said[1].0.contains("none of"), "{}", said[1].0);
+    }
+
+    #[test]
+    fn launches_a_switch_picks_by_consecutive_cases_are_said_as_a_run() {
+        // roclapack_trtri_specialized_kernels.hpp:163-226: `case K: RUN_TRTI2_SMALL(K)`.
+        let facts: Vec<Fact> = (1..=4)
+            .map(|k| {
+                let args = format!("{k}, T");
+                let mut f = fact(FactKind::Launch, &[("template_args", args.as_str())], &[]);
+                f.conditions = vec!["blk != 0".into(), "switch (n)".into(), format!("case {k}")];
+                f.line = 162 + k as u32;
+                f.end_line = f.line;
+                f
+            })
+            .collect();
+        let refs: Vec<&Fact> = facts.iter().collect();
+        let said = launch_sentences(&refs);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert_eq!(
+            said[0].0,
+            "`bdsqr_init` launches `abs` from 4 sites, only when `blk != 0`, one for each `case` of `switch (n)` from `case 1` to `case 4` (library/src/auxiliary/rocauxiliary_bdsqr.hpp:163-166), each instantiating the kernel with its case value as the first template argument."
+        );
+        // Cases with a gap are not a run: each is its own sentence with its own case.
+        let gapped: Vec<&Fact> = [&facts[0], &facts[2], &facts[3]].into_iter().collect();
+        let said = launch_sentences(&gapped);
+        assert!(said[0].0.contains("`case 1`"), "{said:?}");
+        assert!(!said[0].0.contains("from `case 1` to"), "{said:?}");
     }
 
     #[test]
