@@ -895,6 +895,19 @@ impl<'a> Binder<'a> {
                         got.insert(format!("{HOLDS}{p}"), Value::Bool(true));
                         got.insert(format!("{HOLDS}{p} != nullptr"), Value::Bool(true));
                     }
+                    // A null pointer passed, cast or not: larfg's 13-argument overload
+                    // forwards `(S*)nullptr` as `beta`, so its `beta != nullptr` launch
+                    // never runs for geql2 (rocauxiliary_larfg.hpp:258-262, :318).
+                    if ty.contains('*') && null_pointer(a) {
+                        for c in [
+                            format!("not ({p} != nullptr)"),
+                            format!("{p} == nullptr"),
+                            format!("!{p}"),
+                            format!("not ({p})"),
+                        ] {
+                            got.insert(format!("{HOLDS}{c}"), Value::Bool(true));
+                        }
+                    }
                     for c in argument_bounds(&ct, &cb, s.at, a, &held, p) {
                         got.insert(format!("{HOLDS}{c}"), Value::Bool(true));
                     }
@@ -2797,6 +2810,40 @@ fn arg_type(
 }
 
 /// `&x` or `&x.field` (not `&&`, not `&x[i]` of a pointer that may be null).
+/// Is argument `a` a null pointer: `nullptr`, `NULL`, or either cast (`(S*)nullptr`,
+/// `static_cast<T*>(nullptr)`)?
+fn null_pointer(a: &str) -> bool {
+    let mut a = a.trim();
+    loop {
+        if matches!(a, "nullptr" | "NULL") {
+            return true;
+        }
+        if let Some(rest) = a.strip_prefix('(').and_then(|r| r.split_once(')')) {
+            // `(S*)nullptr`: a C-style cast to a pointer type, or parentheses.
+            let (ty, after) = rest;
+            if ty.trim_end().ends_with('*') && !after.trim().is_empty() {
+                a = after.trim();
+                continue;
+            }
+            if after.trim().is_empty() {
+                a = ty.trim();
+                continue;
+            }
+            return false;
+        }
+        let cast = ["static_cast<", "reinterpret_cast<"]
+            .iter()
+            .find_map(|c| a.strip_prefix(c));
+        match cast
+            .and_then(|r| r.split_once(">("))
+            .and_then(|(_, r)| r.strip_suffix(')'))
+        {
+            Some(inner) => a = inner.trim(),
+            None => return false,
+        }
+    }
+}
+
 fn address_of_name(a: &str) -> bool {
     a.trim()
         .strip_prefix('&')
@@ -3522,6 +3569,21 @@ mod tests {
             value("(dB == dC) || BATCHED || batch_count != 1", &env),
             None
         );
+    }
+
+    #[test]
+    fn a_null_pointer_is_read_through_its_casts() {
+        for a in [
+            "nullptr",
+            "(S*)nullptr",
+            " (float *) NULL",
+            "static_cast<T*>(nullptr)",
+        ] {
+            assert!(null_pointer(a), "{a}");
+        }
+        for a in ["beta", "(S*)beta", "(n)", "nullptr_t(x)", "(S*)nullptr + 1"] {
+            assert!(!null_pointer(a), "{a}");
+        }
     }
 
     #[test]
