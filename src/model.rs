@@ -597,6 +597,10 @@ pub struct SliceFeatures {
     pub arg_checks: bool,
     /// Complex types appear.
     pub complex: bool,
+    /// Kernels address memory through an increment or a leading dimension (not only
+    /// scalars, as rotg's kernel does).
+    #[serde(default)]
+    pub indexed: bool,
     /// The slice spans several files.
     pub multi_file: bool,
     /// The path ends in code outside the tree (e.g. Tensile).
@@ -609,7 +613,7 @@ pub struct SliceFeatures {
 
 impl SliceFeatures {
     /// Names a template may require, in the order of the fields.
-    pub const NAMES: [&'static str; 14] = [
+    pub const NAMES: [&'static str; 15] = [
         "lds",
         "barriers",
         "atomics",
@@ -622,6 +626,7 @@ impl SliceFeatures {
         "workspace",
         "arg_checks",
         "complex",
+        "indexed",
         "multi_file",
         "opaque",
     ];
@@ -641,6 +646,7 @@ impl SliceFeatures {
             "workspace" => self.workspace,
             "arg_checks" => self.arg_checks,
             "complex" => self.complex,
+            "indexed" => self.indexed,
             "multi_file" => self.multi_file,
             "opaque" => self.opaque,
             "kernels" => self.kernels > 0,

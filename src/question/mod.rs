@@ -1009,11 +1009,18 @@ pub fn shown_parts(t: &Template, s: &Slice) -> Vec<PiecePart> {
 /// slice's; [`view_id`] names a view that drops something.
 pub fn view(s: &Slice, shows: &[PiecePart], texts: &[&str]) -> Slice {
     let sites: Vec<(&str, u32, u32)> = texts.iter().flat_map(|t| named_sites(t)).collect();
+    // A size query named brings the size queries it takes the maximum of.
+    let size_query = |name: &str| name.to_ascii_lowercase().contains("getmemorysize");
+    let asks_size = s
+        .pieces
+        .iter()
+        .any(|p| size_query(&p.name) && texts.iter().any(|t| names(t, &p.name)));
     let named = |p: &SlicePiece| {
         texts.iter().any(|t| names(t, &p.name))
             || sites
                 .iter()
                 .any(|&(f, a, b)| f == p.file && a <= p.end && p.start <= b)
+            || (asks_size && size_query(&p.name))
     };
     // The paired library's code is shown with the path into it, or not at all.
     let cross = s

@@ -21,6 +21,7 @@ struct Detectors {
     workspace: Regex,
     arg_checks: Regex,
     complex: Regex,
+    indexed: Regex,
 }
 
 fn detectors() -> &'static Detectors {
@@ -43,6 +44,8 @@ fn detectors() -> &'static Detectors {
             workspace: r(r"\bdevice_malloc\b|\bworkspace\b|\bw_mem\b|\bsize_\w*workspace\w*|\bsetup_batched_array\b"),
             arg_checks: r(r"\w+_arg_check\w*\s*\(|\breturn\s+rocblas_status_invalid_\w+|\brocblas_status_invalid_(size|pointer|value|handle)\b|\breturn\s+rocblas_status_success\s*;"),
             complex: r(r"\brocblas_(float|double)_complex\b|\brocblas_complex_num\b|\bis_complex\b|\bconj\s*\("),
+            // `incx`, `inc`, `lda`, `ldc_64`; not `include` or `increments`.
+            indexed: r(r"\b(inc[a-zA-Z]?|ld[a-z])(_\w+)?\b"),
         }
     })
 }
@@ -95,6 +98,7 @@ pub fn features_of(
         workspace: d.workspace.is_match(&all),
         arg_checks: d.arg_checks.is_match(&all),
         complex: d.complex.is_match(&all),
+        indexed: d.indexed.is_match(&device),
         multi_file: files.len() > 1,
         opaque: g.nodes.iter().any(|n| n.kind == NodeKind::Opaque),
         kernels: pieces
@@ -177,5 +181,19 @@ mod tests {
         // A `_64` name without chunking code has no 64-bit splitting to ask about.
         let f = features_of(&pieces[..2], &g, &["rocx_sdot_64".to_string()], None);
         assert!(!f.ilp64);
+        // Memory addressed through increments or leading dimensions, not scalars only.
+        let scalars = [piece(
+            PieceRole::Kernel,
+            "r.cpp",
+            "// see the include\nrotg_calc(*a, *b, *c, *s);",
+        )];
+        assert!(!features_of(&scalars, &g, &["rocx_srotg".to_string()], None).indexed);
+        for index in ["x[tid * incx]", "A[i + j * lda]", "y[k * incy_64]"] {
+            let strided = [piece(PieceRole::Kernel, "d.cpp", index)];
+            assert!(
+                features_of(&strided, &g, &["rocx_sdot".to_string()], None).indexed,
+                "{index}"
+            );
+        }
     }
 }

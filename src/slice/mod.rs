@@ -719,6 +719,47 @@ pub fn cut(
             }
         }
     }
+    // The size queries the chain calls and the ones they call in turn (sygvdj's
+    // getMemorySize is the maximum of four others): a workspace answer computes the
+    // size from their bodies.
+    let is_size_query = |i: usize| {
+        g.nodes[i]
+            .name
+            .to_ascii_lowercase()
+            .contains("getmemorysize")
+    };
+    let mut queries: Vec<usize> = g
+        .edges
+        .iter()
+        .filter(|e| chain.iter().any(|&(c, _)| c == e.from) && is_size_query(e.to))
+        .map(|e| e.to)
+        .collect();
+    let mut k = 0;
+    while k < queries.len() && queries.len() < 12 {
+        let q = queries[k];
+        for e in g
+            .edges
+            .iter()
+            .filter(|e| e.from == q && is_size_query(e.to))
+        {
+            if !queries.contains(&e.to) {
+                queries.push(e.to);
+            }
+        }
+        k += 1;
+    }
+    for q in queries {
+        add(
+            &mut picks,
+            g,
+            q,
+            Tier::Near,
+            PiecePart::Context,
+            false,
+            vec![],
+            None,
+        );
+    }
     // The rest of what the graph reaches, by distance: context.
     let rest: Vec<usize> = (1..g.nodes.len())
         .filter(|&i| !g.nodes[i].file.is_empty() && !target::is_noise(&g.nodes[i].name))
@@ -1059,21 +1100,24 @@ fn dedup_overloads(
     let complex_slice = variant == "complex" || g.api.precision == "c" || g.api.precision == "z";
     let any_type = variant == "ex" || g.api.precision.is_empty();
     let batched = variant.contains("batched") && !variant.contains("strided");
-    let score = |i: usize| -> i32 {
+    // The template header and the signature, up to the body's brace (rot's
+    // `enable_if_t` sits on the seventh line of its template header).
+    let head_of = |i: usize| -> String {
         let n = &g.nodes[i];
         let Ok(lines) = trees.lines(&n.lib, &n.file) else {
-            return 0;
+            return String::new();
         };
-        // The template header and the signature, up to the body's brace (rot's
-        // `enable_if_t` sits on the seventh line of its template header).
         let open = (n.start_line..=(n.start_line + 12).min(n.end_line))
             .find(|&l| lines.get(l as usize - 1).is_some_and(|t| t.contains('{')))
             .unwrap_or((n.start_line + 4).min(n.end_line));
-        let head: String = (n.start_line..=open)
+        (n.start_line..=open)
             .filter_map(|l| lines.get(l as usize - 1))
             .map(|s| s.as_str())
             .collect::<Vec<_>>()
-            .join(" ");
+            .join(" ")
+    };
+    let score = |i: usize| -> i32 {
+        let head = head_of(i);
         // `enable_if_t<!rocblas_is_complex<T>, int>` marks the real-only overload.
         let real_only = head.contains("!rocblas_is_complex") || head.contains("!is_complex");
         let is_complex = !real_only && head.contains("complex");
@@ -1113,9 +1157,29 @@ fn dedup_overloads(
     // Where the API's types are arguments, each type's overload of a helper runs.
     let few = if any_type { 40 } else { 6 };
     let tiny = |i: usize| g.nodes[i].end_line.saturating_sub(g.nodes[i].start_line) <= few;
+    // Overloads told apart by a constraint on a template value, not by the element
+    // type (trsv's `rocblas_trsv_invert` for `equals_two<N>` and for `!equals_two<N>`):
+    // a recursion runs both, so both are shown.
+    let by_value = |i: usize| {
+        let h = head_of(i);
+        h.contains("enable_if") && !h.contains("complex")
+    };
     let mut out = Vec::new();
     for (name, i, sc) in best {
         out.push(i);
+        if by_value(i) {
+            for &j in nodes {
+                if j != i
+                    && g.nodes[j].name == name
+                    && g.nodes[j].file == g.nodes[i].file
+                    && !out.contains(&j)
+                    && by_value(j)
+                    && score(j) == sc
+                {
+                    out.push(j);
+                }
+            }
+        }
         if !tiny(i) {
             continue;
         }
