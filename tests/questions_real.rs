@@ -381,8 +381,10 @@ fn grouped_requests_send_a_fraction_of_the_tokens() {
             f.not_asked.values().sum::<usize>()
         );
         // Each question is shown only the parts it needs, so one by one costs less
-        // and grouping saves a smaller share of it.
-        assert!(share <= 35.0, "{lib}: grouped {share:.1}%");
+        // and grouping saves a smaller share of it; a question shown kernels of its
+        // own (what a threshold selects, a reduction's second pass) is a view of its
+        // own, asked apart.
+        assert!(share <= 38.0, "{lib}: grouped {share:.1}%");
         assert!(f.prefix_cache_share >= 70.0, "{lib}: {f:?}");
     }
 }

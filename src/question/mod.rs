@@ -1090,17 +1090,31 @@ pub fn plan(templates: &[Template], s: &Slice) -> SlicePlan {
     for (t, text) in filled.iter().map(|(t, x)| (*t, x.clone())) {
         let shows = shown_parts(t, s);
         let shared = view(s, &shows, &texts_of(&shows));
+        // Kernels that answer the question beside its target are shown to it and named
+        // in it: those each side of a threshold selects, and the pass that combines
+        // the blocks' results of the target's.
+        let text = match asked_beside(t, s) {
+            Some(more) => format!("{text} {more}"),
+            None => text,
+        };
         let own = view(s, &shows, &[&text]);
         // A kernel joins only the view of the question that names it: shown to the
         // others it would read as part of their answer.
-        let mut v = Slice {
-            pieces: shared
-                .pieces
-                .into_iter()
-                .filter(|p| p.role != PieceRole::Kernel || own.pieces.contains(p))
-                .collect(),
-            ..own
-        };
+        let mut pieces: Vec<SlicePiece> = shared
+            .pieces
+            .into_iter()
+            .filter(|p| p.role != PieceRole::Kernel || own.pieces.contains(p))
+            .collect();
+        // What only this question is shown (the kernels its threshold selects) comes
+        // after what it shares.
+        let own_only: Vec<SlicePiece> = own
+            .pieces
+            .iter()
+            .filter(|p| !pieces.contains(p))
+            .cloned()
+            .collect();
+        pieces.extend(own_only);
+        let mut v = Slice { pieces, ..own };
         v.tokens = v.pieces.iter().map(|p| p.tokens).sum();
         if let Err(why) = fill(t, &v) {
             out.not_asked.push((
@@ -1181,6 +1195,47 @@ pub fn plan(templates: &[Template], s: &Slice) -> SlicePlan {
             .filter(|v| v.id != s.id),
     );
     out
+}
+
+/// The sentence naming the kernels a question needs beside its target, where the
+/// slice has them: what a size threshold selects between, and the second pass of a
+/// two-pass reduction that a question on combining "across blocks" asks about.
+fn asked_beside(t: &Template, s: &Slice) -> Option<String> {
+    let v = |k: &str| s.focus.values.get(k).filter(|x| !x.is_empty());
+    let listed = |names: &str| {
+        let names: Vec<String> = names.split(", ").map(|n| format!("`{n}`")).collect();
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => names.join(""),
+        }
+    };
+    if t.text.contains("{threshold}") {
+        return v("threshold_kernels").map(|k| {
+            let all = if s.focus.target.is_empty() {
+                k.clone()
+            } else {
+                format!("{}, {k}", s.focus.target)
+            };
+            format!(
+                "The kernels launched where it chooses are shown: {}.",
+                listed(&all)
+            )
+        });
+    }
+    if t.text.contains("across blocks") || t.text.contains("final value") {
+        let launcher = if s.focus.launcher.is_empty() {
+            "The host code"
+        } else {
+            s.focus.launcher.as_str()
+        };
+        return v("second_pass").map(|k| {
+            format!(
+                "{launcher} launches {} after it to combine the blocks' results.",
+                listed(k)
+            )
+        });
+    }
+    None
 }
 
 /// The system message for a request that asks all questions of one slice at once.

@@ -567,17 +567,22 @@ pub fn cut(
                     .map(|e| e.to)
                     .filter(|&k| stem(&g.nodes[k].name).as_deref() == Some(own.as_str()))
                     .collect();
-                for k in passes {
+                for &k in &passes {
                     add(
                         &mut picks,
                         g,
                         k,
                         Tier::Near,
-                        PiecePart::Work,
+                        PiecePart::Context,
                         true,
                         vec![],
                         None,
                     );
+                }
+                if let Some(&k) = passes.first() {
+                    focus
+                        .values
+                        .insert("second_pass".into(), g.nodes[k].name.clone());
                 }
             }
         }
@@ -674,9 +679,9 @@ pub fn cut(
             chain.iter().map(|&(i, _)| g.nodes[i].id.as_str()).collect();
         let base_part = |j: usize| {
             if chain_ids.contains(b.nodes[j].id.as_str()) {
-                PiecePart::Path
+                (PiecePart::Path, None)
             } else {
-                PiecePart::Base
+                (PiecePart::Base, Some("base form"))
             }
         };
         for &(i, _) in &chain {
@@ -693,31 +698,73 @@ pub fn cut(
                     focus.variant_impl = n.name.clone();
                     // The counterpart a question compares it with: first in the list.
                     focus.base_counterparts.insert(0, b.nodes[j].name.clone());
-                    add(
-                        &mut picks,
-                        b,
-                        j,
-                        Tier::Required,
-                        base_part(j),
-                        false,
-                        vec![],
-                        Some("base form"),
-                    );
+                    let (part, note) = base_part(j);
+                    add(&mut picks, b, j, Tier::Required, part, false, vec![], note);
                     continue;
                 }
-                add(
-                    &mut picks,
-                    b,
-                    j,
-                    Tier::Required,
-                    base_part(j),
-                    false,
-                    vec![],
-                    Some("base form"),
-                );
+                let (part, note) = base_part(j);
+                add(&mut picks, b, j, Tier::Required, part, false, vec![], note);
                 focus.base_counterparts.push(b.nodes[j].name.clone());
             }
         }
+    }
+    // The kernels either side of the chain's first size threshold selects (saxpy's
+    // `batch_count <= 8192` picks rocblas_saxpy_2_kernel or the batched kernel): a
+    // threshold question asks what each side selects and why, which their bodies
+    // answer. Context, so only the question that asks sees them.
+    let mut threshold_kernels: Vec<(usize, Vec<String>)> = Vec::new();
+    for &(i, _) in chain.iter().filter(|&&(i, _)| i != 0) {
+        if threshold_kernels.len() == 2 {
+            break;
+        }
+        let n = &g.nodes[i];
+        if n.kind != NodeKind::Function || n.file.is_empty() {
+            continue;
+        }
+        let Ok(lines) = trees.lines(&n.lib, &n.file) else {
+            continue;
+        };
+        let dead = |l: u32| spec.runs.is_some_and(|d| d.dead_line(&n.lib, &n.file, l));
+        if values::threshold_line(&lines, n.start_line.max(1), n.end_line, &dead).is_none() {
+            continue;
+        }
+        let steps: Vec<usize> = std::iter::once(i)
+            .chain(
+                g.edges
+                    .iter()
+                    .filter(|e| e.from == i && e.kind == EdgeKind::Call)
+                    .map(|e| e.to)
+                    .filter(|&c| !target::is_arg_check(&g.nodes[c].name)),
+            )
+            .collect();
+        let mut kernels: Vec<usize> = Vec::new();
+        for e in g
+            .edges
+            .iter()
+            .filter(|e| steps.contains(&e.from) && e.kind == EdgeKind::Launch)
+        {
+            let dead = spec.runs.is_some_and(|d| {
+                d.kernels.contains_key(&e.to)
+                    || d.dead_launches.contains(&(e.file.clone(), e.line, e.to))
+            });
+            if !kernels.contains(&e.to) && !dead && Some(e.to) != spec.target && kernels.len() < 3 {
+                kernels.push(e.to);
+            }
+        }
+        for &k in &kernels {
+            add(
+                &mut picks,
+                g,
+                k,
+                Tier::Required,
+                PiecePart::Context,
+                false,
+                vec![],
+                None,
+            );
+        }
+        let names = kernels.iter().map(|&k| g.nodes[k].name.clone()).collect();
+        threshold_kernels.push((i, names));
     }
     // The size queries the chain calls and the ones they call in turn (sygvdj's
     // getMemorySize is the maximum of four others): a workspace answer computes the
@@ -1023,6 +1070,32 @@ pub fn cut(
     chain_files.retain(|f| !f.is_empty());
     focus.chain_files = chain_files.into_iter().collect();
     values::read(&mut focus, &pieces, trees, g, spec.target, spec.runs);
+    // Named for the threshold question only where the threshold it asks about is the
+    // one these kernels were picked for.
+    tracing::debug!(
+        slice = %g.api.name,
+        site = ?focus.values.get("threshold_site"),
+        kernels = ?threshold_kernels.iter().map(|(i, k)| (&g.nodes[*i].name, k)).collect::<Vec<_>>(),
+        "Threshold kernels."
+    );
+    if let Some(site) = focus.values.get("threshold_site").cloned() {
+        let holds_site = |i: usize| {
+            let n = &g.nodes[i];
+            site.rsplit_once(':').is_some_and(|(f, l)| {
+                f == n.file
+                    && l.parse::<u32>()
+                        .is_ok_and(|l| n.start_line <= l && l <= n.end_line)
+            })
+        };
+        if let Some((_, names)) = threshold_kernels
+            .iter()
+            .find(|(i, names)| holds_site(*i) && !names.is_empty())
+        {
+            focus
+                .values
+                .insert("threshold_kernels".into(), names.join(", "));
+        }
+    }
     let files: BTreeSet<(&str, &str)> = pieces
         .iter()
         .filter(|p| p.role != PieceRole::Declaration)

@@ -350,30 +350,44 @@ fn threshold(
     trees: &Trees,
     dead: &dyn Fn(&SlicePiece, u32) -> bool,
 ) {
-    let p = patterns();
     for q in pieces.iter().filter(|q| focus.chain.contains(&q.name)) {
         let Ok(lines) = trees.lines(&q.lib, &q.file) else {
             continue;
         };
-        for l in q.start..=q.end {
-            let text = lines.get(l as usize - 1).map(String::as_str).unwrap_or("");
-            if text.trim_start().starts_with("//") || dead(q, l) {
-                continue;
-            }
-            if let Some(c) = p.cond.captures(text.trim()) {
-                if tests_a_size(&c[1]) {
-                    let cond = whole_condition(&lines, l).unwrap_or_else(|| c[1].to_string());
-                    focus
-                        .values
-                        .insert("threshold".into(), clip(cond.trim(), 90));
-                    focus
-                        .values
-                        .insert("threshold_site".into(), format!("{}:{l}", q.file));
-                    return;
-                }
+        if let Some((l, cond)) = threshold_line(&lines, q.start, q.end, &|l| dead(q, l)) {
+            focus
+                .values
+                .insert("threshold".into(), clip(cond.trim(), 90));
+            focus
+                .values
+                .insert("threshold_site".into(), format!("{}:{l}", q.file));
+            return;
+        }
+    }
+}
+
+/// The first line of `start..=end` that tests a size threshold, and its whole
+/// condition; lines `dead` says the API never runs are skipped.
+pub fn threshold_line(
+    lines: &[String],
+    start: u32,
+    end: u32,
+    dead: &dyn Fn(u32) -> bool,
+) -> Option<(u32, String)> {
+    let p = patterns();
+    for l in start..=end {
+        let text = lines.get(l as usize - 1).map(String::as_str).unwrap_or("");
+        if text.trim_start().starts_with("//") || dead(l) {
+            continue;
+        }
+        if let Some(c) = p.cond.captures(text.trim()) {
+            if tests_a_size(&c[1]) {
+                let cond = whole_condition(lines, l).unwrap_or_else(|| c[1].to_string());
+                return Some((l, cond));
             }
         }
     }
+    None
 }
 
 #[cfg(test)]
