@@ -1009,12 +1009,14 @@ pub fn shown_parts(t: &Template, s: &Slice) -> Vec<PiecePart> {
 /// slice's; [`view_id`] names a view that drops something.
 pub fn view(s: &Slice, shows: &[PiecePart], texts: &[&str]) -> Slice {
     let sites: Vec<(&str, u32, u32)> = texts.iter().flat_map(|t| named_sites(t)).collect();
-    // A size query named brings the size queries it takes the maximum of.
+    // A size query named brings the size queries it takes the maximum of, to the
+    // question that names it only (one text): the view its group shares would spend
+    // every other question's budget on them.
     let size_query = |name: &str| name.to_ascii_lowercase().contains("getmemorysize");
-    let asks_size = s
-        .pieces
-        .iter()
-        .any(|p| size_query(&p.name) && texts.iter().any(|t| names(t, &p.name)));
+    let asks_size = texts.len() == 1
+        && s.pieces
+            .iter()
+            .any(|p| size_query(&p.name) && texts.iter().any(|t| names(t, &p.name)));
     let named = |p: &SlicePiece| {
         texts.iter().any(|t| names(t, &p.name))
             || sites
@@ -1210,8 +1212,21 @@ fn asked_beside(t: &Template, s: &Slice) -> Option<String> {
         }
     };
     if t.text.contains("{threshold}") {
+        // The target is among them, named where the slice shows it whole (a target
+        // cut to windows is not one a question names).
+        let whole = s
+            .focus
+            .target_range
+            .rsplit_once(':')
+            .is_some_and(|(file, range)| {
+                let (a, b) = range.split_once('-').unwrap_or((range, range));
+                let (a, b) = (a.parse().unwrap_or(0), b.parse().unwrap_or(u32::MAX));
+                s.pieces.iter().any(|p| {
+                    p.name == s.focus.target && p.file == file && p.start <= a && b <= p.end
+                })
+            });
         return v("threshold_kernels").map(|k| {
-            let all = if s.focus.target.is_empty() {
+            let all = if s.focus.target.is_empty() || !whole {
                 k.clone()
             } else {
                 format!("{}, {k}", s.focus.target)
