@@ -1012,7 +1012,7 @@ pub fn view(s: &Slice, shows: &[PiecePart], texts: &[&str]) -> Slice {
     // A size query named brings the size queries it takes the maximum of, to the
     // question that names it only (one text): the view its group shares would spend
     // every other question's budget on them.
-    let size_query = |name: &str| name.to_ascii_lowercase().contains("getmemorysize");
+    let size_query = crate::slice::is_size_query;
     let asks_size = texts.len() == 1
         && s.pieces
             .iter()

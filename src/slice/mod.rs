@@ -769,12 +769,7 @@ pub fn cut(
     // The size queries the chain calls and the ones they call in turn (sygvdj's
     // getMemorySize is the maximum of four others): a workspace answer computes the
     // size from their bodies.
-    let is_size_query = |i: usize| {
-        g.nodes[i]
-            .name
-            .to_ascii_lowercase()
-            .contains("getmemorysize")
-    };
+    let is_size_query = |i: usize| is_size_query(&g.nodes[i].name);
     let mut queries: Vec<usize> = g
         .edges
         .iter()
@@ -1454,6 +1449,12 @@ pub fn slice_id(lib: &str, version: &str, family: &str, variant: &str) -> String
     } else {
         format!("{lib}:{version}:{family}:{variant}")
     }
+}
+
+/// Is this a workspace-size query (rocSOLVER's `*_getMemorySize`)? The slice adds those
+/// the chain calls; a workspace question is shown them.
+pub fn is_size_query(name: &str) -> bool {
+    name.to_ascii_lowercase().contains("getmemorysize")
 }
 
 /// Lines `start..=end` prefixed with their numbers, so answers can cite them.
