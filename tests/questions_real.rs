@@ -709,3 +709,55 @@ fn the_code_a_question_asks_about_is_in_its_prompt() {
     println!("edge.ilp64 questions with a launcher: {ilp64}; first passes asked about: {passes}");
     assert!(ilp64 > 10 && passes > 2, "{ilp64} {passes}");
 }
+
+/// Code written inside a macro is shown with the macro: the precision variants of
+/// rocblas_sdgmm are stamped by `INST_DGMM_C_API` through the `IMPL` of
+/// rocblas_dgmm_imp.hpp (not one of the other files' `IMPL`s), rocsolver_chegst's
+/// substitution kernels are launched from `FORWARD_SUBSTITUTIONS`, and the status a
+/// returning macro gives is part of the early exits.
+#[test]
+fn macros_the_path_is_written_in_are_shown() {
+    let shown = |q: &Question, name: &str, file: &str| {
+        q.messages.iter().any(|(_, m)| {
+            m.lines().any(|l| {
+                l.starts_with(&format!("=== {file}:"))
+                    && l.contains(&format!("({name}, definition)"))
+            })
+        })
+    };
+    let find = |lib: &str, api: &str, template: &str| -> &'static Question {
+        planned(lib)
+            .questions
+            .iter()
+            .find(|q| q.template_id == template && slice_of(planned(lib), q).api == api)
+            .unwrap_or_else(|| panic!("no {template} question for {api}"))
+    };
+    let q = find("rocblas", "rocblas_sdgmm", "semantics.precision-variants");
+    let imp = "library/src/blas3/rocblas_dgmm_imp.hpp";
+    assert!(
+        shown(q, "INST_DGMM_C_API", imp) && shown(q, "IMPL", imp),
+        "{}",
+        q.id
+    );
+    assert!(
+        q.text
+            .starts_with("rocblas_sdgmm, rocblas_ddgmm, rocblas_cdgmm, rocblas_zdgmm differ"),
+        "the batched and _64 forms have implementations of their own: {}",
+        q.text
+    );
+    assert!(shown(
+        q,
+        "RETURN_ZERO_DEVICE_MEMORY_SIZE_IF_QUERIED",
+        "library/src/include/handle.hpp"
+    ));
+    let q = find("rocsolver", "rocsolver_chegst", "a2k.dispatch");
+    assert!(
+        shown(
+            q,
+            "FORWARD_SUBSTITUTIONS",
+            "library/src/specialized/roclapack_trsm_specialized_kernels.hpp"
+        ),
+        "{}",
+        q.id
+    );
+}

@@ -133,7 +133,7 @@ pub struct TemplateSpec {
     /// `rocblas_rotmg_calc`), not in a host chain that only passes arguments on.
     #[serde(default)]
     pub own_work: bool,
-    /// The question; placeholders: {api} {apis} {family} {variant} {kernel} {kernels}
+    /// The question; placeholders: {api} {apis} {precisions} {family} {variant} {kernel} {kernels}
     /// {launcher} {entry} {lib} {version}.
     pub text: String,
 }
@@ -209,7 +209,7 @@ pub struct Template {
     pub origin: String,
 }
 
-const PLACEHOLDERS: [&str; 41] = [
+const PLACEHOLDERS: [&str; 42] = [
     "twin",
     "size_args",
     "elem_type",
@@ -223,6 +223,7 @@ const PLACEHOLDERS: [&str; 41] = [
     "cross_kernel",
     "api",
     "apis",
+    "precisions",
     "family",
     "variant",
     "kernel",
@@ -567,6 +568,19 @@ fn elem_type(api: &str) -> Option<&'static str> {
     }
 }
 
+/// The form an API name is of: `_strided_batched_64`, `_batched`, `_64`, ..., or `""`
+/// for the base form. APIs of one family and one form differ only in element type.
+fn form_suffix(api: &str) -> &'static str {
+    const FORMS: [&str; 5] = [
+        "_strided_batched_64",
+        "_batched_64",
+        "_strided_batched",
+        "_batched",
+        "_64",
+    ];
+    FORMS.into_iter().find(|f| api.ends_with(f)).unwrap_or("")
+}
+
 /// The value of one placeholder for a slice, or why the slice cannot answer a question
 /// that needs it.
 fn value(s: &Slice, ph: &str) -> Result<String, String> {
@@ -641,6 +655,20 @@ fn value(s: &Slice, ph: &str) -> Result<String, String> {
         }
         "api" => s.api.clone(),
         "apis" => s.apis.join(", "),
+        "precisions" => {
+            // The variants that differ from the API only in element type: the batched,
+            // strided and `_64` forms have implementations of their own.
+            let same: Vec<&str> = s
+                .apis
+                .iter()
+                .filter(|a| form_suffix(a) == form_suffix(&s.api))
+                .map(String::as_str)
+                .collect();
+            if same.len() < 2 {
+                return Err("the API has no other precision in its form".into());
+            }
+            same.join(", ")
+        }
         "family" => s.family.clone(),
         "lib" => s.lib.clone(),
         "version" => s.version.clone(),
@@ -1235,6 +1263,17 @@ fn asked_beside(t: &Template, s: &Slice) -> Option<String> {
                 "The kernels launched where it chooses are shown: {}.",
                 listed(&all)
             )
+        });
+    }
+    if t.text.contains("first kernel launch") {
+        return v("first_launch").map(|f| {
+            let site = v("first_launch_site").map_or(String::new(), |x| format!(", called at {x}"));
+            match (v("first_launch_guard"), v("first_launch_size_query")) {
+                (Some(w), Some(q)) => format!(
+                    "Its first kernel launch is made by `{f}`{site} when `{w}` is not zero, a size that `{q}` sets."
+                ),
+                _ => format!("Its first kernel launch is made by `{f}`{site}."),
+            }
         });
     }
     if t.text.contains("across blocks") || t.text.contains("final value") {

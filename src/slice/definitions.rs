@@ -37,6 +37,9 @@ pub struct Definitions {
     /// with a value (their last line follows the `\\` continuations) and namespace-scope
     /// `constexpr` variables (to their `;`).
     constants: HashMap<String, Vec<ConstantAt>>,
+    /// Macro name -> (lib, file, `#define` line, body) of macros whose body is code
+    /// (statements, a `return`, a block), not a value.
+    statements: HashMap<String, Vec<(String, String, u32, String)>>,
 }
 
 /// Where a constant is defined: lib, file, first line, last line when known.
@@ -62,6 +65,14 @@ impl Definitions {
                         f.path.clone(),
                         s.line,
                         s.end_line,
+                    ));
+                }
+                for m in f.macros.iter().filter(|m| is_statement(&m.body)) {
+                    d.statements.entry(m.name.clone()).or_default().push((
+                        idx.lib.clone(),
+                        f.path.clone(),
+                        m.line,
+                        m.body.clone(),
                     ));
                 }
                 for m in f.macros.iter().filter(|m| m.params.is_none()) {
@@ -181,6 +192,121 @@ impl Definitions {
         }
         out
     }
+}
+
+impl Definitions {
+    /// The code macros the shown code depends on, in this order:
+    /// - a macro a step of the path is written in, when its body (or that of a macro it
+    ///   invokes) names the callee: `INST_DGMM_C_API` stamping `rocblas_sdgmm` through
+    ///   `IMPL`, `FORWARD_SUBSTITUTIONS` choosing among four substitution kernels. A
+    ///   generic launch wrapper (`ROCSOLVER_LAUNCH_KERNEL(name, ...)`) names no callee
+    ///   and is left out;
+    /// - a short macro that returns, named in `texts`: what
+    ///   `RETURN_ZERO_DEVICE_MEMORY_SIZE_IF_QUERIED(handle)` returns is part of the API's
+    ///   early exits.
+    ///
+    /// `steps` holds (macro, callee, file of the call) for the path's calls made inside a
+    /// macro.
+    pub fn statement_macros(
+        &self,
+        steps: &[(&str, &str, &str)],
+        texts: &[&str],
+        lib: &str,
+        shown_files: &BTreeSet<(&str, &str)>,
+        trees: &Trees,
+    ) -> Vec<Definition> {
+        // Names like `IMPL` are defined again in many files: the one in the file at
+        // hand (the outer macro's, a shown one) is the one the compiler sees there.
+        let near = |name: &str, file: Option<&str>| {
+            self.statements
+                .get(name)?
+                .iter()
+                .min_by_key(|(l, f, a, _)| {
+                    (
+                        Some(f.as_str()) != file,
+                        !shown_files.contains(&(l.as_str(), f.as_str())),
+                        l != lib,
+                        f.clone(),
+                        *a,
+                    )
+                })
+        };
+        let first = |name: &str| near(name, None);
+        let invoked = |body: &str| -> Vec<String> {
+            identifiers(body)
+                .filter(|w| self.statements.contains_key(*w))
+                .map(String::from)
+                .collect()
+        };
+        let names_word = |body: &str, w: &str| identifiers(body).any(|x| x == w);
+        // (name, file it is looked up near)
+        let mut names: Vec<(String, Option<String>)> = Vec::new();
+        for (m, callee, site) in steps {
+            let Some((_, f, _, body)) = near(m, Some(site)) else {
+                continue;
+            };
+            let nested: Vec<(String, Option<String>)> = invoked(body)
+                .into_iter()
+                .filter(|n| n != *m)
+                .filter(|n| near(n, Some(f)).is_some_and(|(_, _, _, b)| names_word(b, callee)))
+                .map(|n| (n, Some(f.clone())))
+                .collect();
+            if names_word(body, callee) || !nested.is_empty() {
+                names.push((m.to_string(), Some(f.clone())));
+                names.extend(nested);
+            }
+        }
+        for w in texts.iter().flat_map(|t| identifiers(t)) {
+            if let Some((_, _, _, body)) = first(w) {
+                let compact: usize = body.split_whitespace().map(|p| p.len() + 1).sum();
+                if body.contains("return") && compact <= SHORT_MACRO_CHARS {
+                    names.push((w.to_string(), None));
+                }
+            }
+        }
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for (name, file) in names {
+            if out.len() >= MAX_STATEMENT_MACROS || !seen.insert(name.clone()) {
+                continue;
+            }
+            let Some((l, f, line, _)) = near(&name, file.as_deref()) else {
+                continue;
+            };
+            let Ok(lines) = trees.lines(l, f) else {
+                continue;
+            };
+            let mut end = *line;
+            while lines
+                .get(end as usize - 1)
+                .is_some_and(|t| t.trim_end().ends_with('\\'))
+                && end < line + MAX_MACRO_LINES
+            {
+                end += 1;
+            }
+            out.push(Definition {
+                name,
+                lib: l.clone(),
+                file: f.clone(),
+                start: *line,
+                end,
+            });
+        }
+        out
+    }
+}
+
+/// At most this many code macros are shown for a slice, each of at most this many lines.
+const MAX_STATEMENT_MACROS: usize = 4;
+const MAX_MACRO_LINES: u32 = 40;
+/// A returning macro shown for its status is a few lines (`ROCBLAS_CHECK`), not a
+/// logging block.
+const SHORT_MACRO_CHARS: usize = 200;
+
+/// A macro body that is code: statements, a block, a return.
+fn is_statement(body: &str) -> bool {
+    let b = body.trim();
+    b.contains(';') || b.starts_with('{') || b.starts_with("do") || b.starts_with("if")
 }
 
 /// The `#if` ... `#endif` around lines `a..=b`, when one encloses them within a few

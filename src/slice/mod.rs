@@ -19,6 +19,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use regex::Regex;
+
 use sha2::{Digest, Sha256};
 
 pub use features::features_of;
@@ -766,6 +768,47 @@ pub fn cut(
         let names = kernels.iter().map(|&k| g.nodes[k].name.clone()).collect();
         threshold_kernels.push((i, names));
     }
+    // The first launch, where a call off the path makes it before the path goes on:
+    // rocSOLVER's impls launch `iota_n` from `init_scalars` before the template that
+    // leads to the target. A question about what happens before the first launch is
+    // told which it is and shown it.
+    if let Some((c, e)) = first_launch_off_path(g, &chain, spec.runs) {
+        add(
+            &mut picks,
+            g,
+            e.to,
+            Tier::Required,
+            PiecePart::Context,
+            false,
+            vec![],
+            None,
+        );
+        let n = &g.nodes[c];
+        focus
+            .values
+            .insert("first_launch".into(), g.nodes[e.to].name.clone());
+        focus
+            .values
+            .insert("first_launch_site".into(), format!("{}:{}", e.file, e.line));
+        // Called only when a workspace size is not zero (`if(size_scalars > 0)`): the
+        // size query that sets it decides whether the launch happens at all.
+        if let Ok(lines) = trees.lines(&n.lib, &n.file) {
+            let at = |l: u32| lines.get(l as usize - 1).map(String::as_str).unwrap_or("");
+            let guard = format!("{} {}", at(e.line - 1), at(e.line));
+            let sized = size_word(&guard);
+            let query = sized.as_ref().and_then(|w| {
+                g.edges
+                    .iter()
+                    .filter(|q| q.from == c && is_size_query(&g.nodes[q.to].name))
+                    .find(|q| (q.line..q.line + 3).any(|l| at(l).contains(&format!("&{w}"))))
+                    .map(|q| g.nodes[q.to].name.clone())
+            });
+            if let (Some(w), Some(q)) = (sized, query) {
+                focus.values.insert("first_launch_guard".into(), w);
+                focus.values.insert("first_launch_size_query".into(), q);
+            }
+        }
+    }
     // The size queries the chain calls and the ones they call in turn (sygvdj's
     // getMemorySize is the maximum of four others): a workspace answer computes the
     // size from their bodies.
@@ -979,7 +1022,23 @@ pub fn cut(
             .iter()
             .map(|(_, p)| (p.lib.as_str(), p.file.as_str()))
             .collect();
-        let found = defs.named_in(&texts, &g.lib, &files, trees);
+        let mut found = defs.named_in(&texts, &g.lib, &files, trees);
+        // Calls of the path written inside a macro: the macro is how the code reads.
+        let shown_nodes: BTreeSet<usize> = pieces
+            .iter()
+            .filter(|(k, p)| p.part <= PiecePart::Work && std::ptr::eq(picks[*k].graph, g))
+            .map(|(k, _)| picks[*k].node)
+            .collect();
+        let steps: Vec<(&str, &str, &str)> = g
+            .edges
+            .iter()
+            .filter(|e| shown_nodes.contains(&e.from) && shown_nodes.contains(&e.to))
+            .filter_map(|e| {
+                let m = e.via_macro.as_deref()?;
+                Some((m, g.nodes[e.to].name.as_str(), e.file.as_str()))
+            })
+            .collect();
+        found.extend(defs.statement_macros(&steps, &texts, &g.lib, &files, trees));
         for d in found {
             let lines = trees.lines(&d.lib, &d.file)?;
             if !seen_ranges.insert((d.lib.clone(), d.file.clone(), d.start, d.end)) {
@@ -1345,6 +1404,55 @@ fn windows(
         }
     }
     out
+}
+
+/// The call that makes an API's first kernel launch when it is not a step of the path
+/// to the target: the chain function that makes it and the call edge. `None` when the
+/// first launch is on the path (or comes from a numerics check, which runs only when
+/// asked for).
+fn first_launch_off_path<'g>(
+    g: &'g InterfaceGraph,
+    chain: &[(usize, u32)],
+    runs: Option<&crate::model::WhatRuns>,
+) -> Option<(usize, &'g crate::model::GraphEdge)> {
+    let launches = |i: usize| {
+        g.edges.iter().any(|e| {
+            e.from == i
+                && e.kind == EdgeKind::Launch
+                && !runs.is_some_and(|d| {
+                    d.kernels.contains_key(&e.to)
+                        || d.dead_launches.contains(&(e.file.clone(), e.line, e.to))
+                })
+        })
+    };
+    for (k, &(c, line)) in chain.iter().enumerate() {
+        let &(next, _) = chain.get(k + 1)?;
+        let dead = |l: u32| runs.is_some_and(|d| d.dead_line(&g.nodes[c].lib, &g.nodes[c].file, l));
+        let first = g
+            .edges
+            .iter()
+            .filter(|e| e.from == c && e.to != next && e.line < line && !dead(e.line))
+            .filter(|e| e.kind == EdgeKind::Launch || (e.kind == EdgeKind::Call && launches(e.to)))
+            .min_by_key(|e| e.line);
+        match first {
+            Some(e) if e.kind == EdgeKind::Call => return Some((c, e)),
+            Some(_) => return None,
+            None => {}
+        }
+        if g.nodes[next].kind == NodeKind::Kernel {
+            return None;
+        }
+    }
+    None
+}
+
+/// The workspace size a guard tests (`if(size_scalars > 0)` -> `size_scalars`).
+fn size_word(guard: &str) -> Option<String> {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = R.get_or_init(|| {
+        Regex::new(r"\bif\s*\(\s*(size_\w+)\s*(?:>\s*0|!=\s*0)?\s*\)").expect("static regex")
+    });
+    r.captures(guard).map(|c| c[1].to_string())
 }
 
 /// One block of the prompt: header, numbered lines, and the macro expansion.
