@@ -1265,6 +1265,14 @@ fn asked_beside(t: &Template, s: &Slice) -> Option<String> {
             )
         });
     }
+    if t.text.contains("macro stamping") {
+        return v("stamping").map(|m| {
+            format!(
+                "The macros that stamp the entry points are shown: {}.",
+                listed(m)
+            )
+        });
+    }
     if t.text.contains("first kernel launch") {
         return v("first_launch").map(|f| {
             let site = v("first_launch_site").map_or(String::new(), |x| format!(", called at {x}"));

@@ -205,16 +205,18 @@ impl Definitions {
     ///   `RETURN_ZERO_DEVICE_MEMORY_SIZE_IF_QUERIED(handle)` returns is part of the API's
     ///   early exits.
     ///
-    /// `steps` holds (macro, callee, file of the call) for the path's calls made inside a
-    /// macro.
+    /// `steps` holds (macro, callee, file of the call, whether the caller is an entry
+    /// point) for the path's calls made inside a macro. Each definition comes with
+    /// whether it stamps entry points (`INST_DGMM_C_API`): what only a question on the
+    /// variants needs.
     pub fn statement_macros(
         &self,
-        steps: &[(&str, &str, &str)],
+        steps: &[(&str, &str, &str, bool)],
         texts: &[&str],
         lib: &str,
         shown_files: &BTreeSet<(&str, &str)>,
         trees: &Trees,
-    ) -> Vec<Definition> {
+    ) -> Vec<(Definition, bool)> {
         // Names like `IMPL` are defined again in many files: the one in the file at
         // hand (the outer macro's, a shown one) is the one the compiler sees there.
         let near = |name: &str, file: Option<&str>| {
@@ -239,20 +241,20 @@ impl Definitions {
                 .collect()
         };
         let names_word = |body: &str, w: &str| identifiers(body).any(|x| x == w);
-        // (name, file it is looked up near)
-        let mut names: Vec<(String, Option<String>)> = Vec::new();
-        for (m, callee, site) in steps {
+        // (name, file it is looked up near, stamps entry points)
+        let mut names: Vec<(String, Option<String>, bool)> = Vec::new();
+        for &(m, callee, site, stamps) in steps {
             let Some((_, f, _, body)) = near(m, Some(site)) else {
                 continue;
             };
-            let nested: Vec<(String, Option<String>)> = invoked(body)
+            let nested: Vec<(String, Option<String>, bool)> = invoked(body)
                 .into_iter()
-                .filter(|n| n != *m)
+                .filter(|n| n != m)
                 .filter(|n| near(n, Some(f)).is_some_and(|(_, _, _, b)| names_word(b, callee)))
-                .map(|n| (n, Some(f.clone())))
+                .map(|n| (n, Some(f.clone()), stamps))
                 .collect();
             if names_word(body, callee) || !nested.is_empty() {
-                names.push((m.to_string(), Some(f.clone())));
+                names.push((m.to_string(), Some(f.clone()), stamps));
                 names.extend(nested);
             }
         }
@@ -260,13 +262,13 @@ impl Definitions {
             if let Some((_, _, _, body)) = first(w) {
                 let compact: usize = body.split_whitespace().map(|p| p.len() + 1).sum();
                 if body.contains("return") && compact <= SHORT_MACRO_CHARS {
-                    names.push((w.to_string(), None));
+                    names.push((w.to_string(), None, false));
                 }
             }
         }
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
-        for (name, file) in names {
+        for (name, file, stamps) in names {
             if out.len() >= MAX_STATEMENT_MACROS || !seen.insert(name.clone()) {
                 continue;
             }
@@ -284,13 +286,16 @@ impl Definitions {
             {
                 end += 1;
             }
-            out.push(Definition {
-                name,
-                lib: l.clone(),
-                file: f.clone(),
-                start: *line,
-                end,
-            });
+            out.push((
+                Definition {
+                    name,
+                    lib: l.clone(),
+                    file: f.clone(),
+                    start: *line,
+                    end,
+                },
+                stamps,
+            ));
         }
         out
     }

@@ -1022,24 +1022,47 @@ pub fn cut(
             .iter()
             .map(|(_, p)| (p.lib.as_str(), p.file.as_str()))
             .collect();
-        let mut found = defs.named_in(&texts, &g.lib, &files, trees);
+        let mut found: Vec<(definitions::Definition, PiecePart)> = defs
+            .named_in(&texts, &g.lib, &files, trees)
+            .into_iter()
+            .map(|d| (d, PiecePart::Work))
+            .collect();
         // Calls of the path written inside a macro: the macro is how the code reads.
         let shown_nodes: BTreeSet<usize> = pieces
             .iter()
-            .filter(|(k, p)| p.part <= PiecePart::Work && std::ptr::eq(picks[*k].graph, g))
+            .filter(|(k, p)| {
+                p.part <= PiecePart::Work && *k != usize::MAX && std::ptr::eq(picks[*k].graph, g)
+            })
             .map(|(k, _)| picks[*k].node)
             .collect();
-        let steps: Vec<(&str, &str, &str)> = g
+        let steps: Vec<(&str, &str, &str, bool)> = g
             .edges
             .iter()
             .filter(|e| shown_nodes.contains(&e.from) && shown_nodes.contains(&e.to))
             .filter_map(|e| {
                 let m = e.via_macro.as_deref()?;
-                Some((m, g.nodes[e.to].name.as_str(), e.file.as_str()))
+                let entry = e.kind == EdgeKind::Entry
+                    || g.edges
+                        .iter()
+                        .any(|x| x.to == e.from && x.kind == EdgeKind::Entry);
+                Some((m, g.nodes[e.to].name.as_str(), e.file.as_str(), entry))
             })
             .collect();
-        found.extend(defs.statement_macros(&steps, &texts, &g.lib, &files, trees));
-        for d in found {
+        // The macros stamping the entry points answer the question on the variants
+        // only, which names them: context.
+        let mut stamping = Vec::new();
+        for (d, stamps) in defs.statement_macros(&steps, &texts, &g.lib, &files, trees) {
+            if stamps {
+                stamping.push(d.name.clone());
+                found.push((d, PiecePart::Context));
+            } else {
+                found.push((d, PiecePart::Work));
+            }
+        }
+        if !stamping.is_empty() {
+            focus.values.insert("stamping".into(), stamping.join(", "));
+        }
+        for (d, part) in found {
             let lines = trees.lines(&d.lib, &d.file)?;
             if !seen_ranges.insert((d.lib.clone(), d.file.clone(), d.start, d.end)) {
                 continue;
@@ -1076,7 +1099,7 @@ pub fn cut(
                     d.end,
                     used_by[pool],
                     cap,
-                    PiecePart::Work,
+                    part,
                 ));
                 continue;
             }
@@ -1095,7 +1118,7 @@ pub fn cut(
                     depth: 0,
                     tokens,
                     text,
-                    part: PiecePart::Work,
+                    part: part,
                 },
             ));
         }
