@@ -1118,7 +1118,7 @@ pub fn cut(
                     depth: 0,
                     tokens,
                     text,
-                    part: part,
+                    part,
                 },
             ));
         }
