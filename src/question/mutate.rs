@@ -256,7 +256,19 @@ fn bound_checks(lines: &[ShownLine], thread: &BTreeSet<String>, out: &mut Vec<Si
             }) {
                 continue;
             }
-            let harm = if may_leave {
+            // A store under a test of data (`if(ifail[k] == i + 1)`, roclapack_syevx_heevx.hpp:103)
+            // happens on the extra step only if that element passes the test.
+            let data_guard = {
+                static GUARD: OnceLock<Regex> = OnceLock::new();
+                re(&GUARD, r"\bif\s*\(([^;{}]*\[[^;{}]*)\)\s*$")
+                    .captures(covered[..at.min(covered.len())].trim_end())
+                    .map(|c| c[1].split_whitespace().collect::<Vec<_>>().join(" "))
+            };
+            let harm = if let Some(guard) = data_guard {
+                format!(
+                    "can write `{write}` with `{left}` = {right}, one past the last element the original test lets it reach, when that element passes the test `{guard}` before the store: memory past the end of the data the call owns, or another element's value"
+                )
+            } else if may_leave {
                 format!(
                     "can write `{write}` with `{left}` = {right}, one past the last element the original test lets it reach: memory past the end of the data the call owns, or another element's value, unless the step leaves before it reaches that store"
                 )
@@ -1454,6 +1466,30 @@ mod tests {
                 && b[0]
                     .effect
                     .contains("unless the step leaves before it reaches that store"),
+            "{}",
+            b[0].effect
+        );
+    }
+
+    #[test]
+    fn a_store_under_a_test_of_data_is_said_to_happen_only_when_it_passes() {
+        // roclapack_syevx_heevx.hpp:101-106: the extra step stores only if the element
+        // it reads matches.
+        let s = sites_of(&[
+            "    int tid = threadIdx.x;",
+            "    for(int k = tid; k < info; k += 64)",
+            "    {",
+            "        if(ifail[k] == i + 1)",
+            "            ifail[k] = j + 1;",
+            "    }",
+        ]);
+        let b: Vec<&Site> = s.iter().filter(|x| x.kind == "bound-check").collect();
+        assert_eq!(b.len(), 1);
+        assert!(
+            b[0].effect.contains("can write `ifail[k]` with `k` = info")
+                && b[0]
+                    .effect
+                    .contains("when that element passes the test `ifail[k] == i + 1`"),
             "{}",
             b[0].effect
         );
