@@ -965,6 +965,14 @@ fn tree_level<'a>(
     }
     let negation = |c: &str| format!("not ({c})");
     let has = |f: &Fact, c: &str| f.conditions.iter().any(|x| x == c);
+    // A fact under the other side of `t`, however the code spells it.
+    let has_negation = |f: &Fact, t: &str| {
+        f.conditions.iter().any(|x| {
+            *x == negation(t)
+                || flipped(t).as_deref() == Some(x.as_str())
+                || flipped(x).as_deref() == Some(t)
+        })
+    };
     // The first test, in the order the code makes them, that at least two facts hold
     // and two others fail: a test that sets one fact apart stays in its sentence (an
     // `else if` chain of sizes reads best as one test per launch).
@@ -985,15 +993,24 @@ fn tree_level<'a>(
                 && !inner.starts_with("case ")
                 && inner != "default"
                 && facts.iter().filter(|f| has(f, t)).count() >= 2
-                && facts.iter().filter(|f| has(f, &negation(t))).count() >= 2
+                && facts.iter().filter(|f| has_negation(f, t)).count() >= 2
         })
     else {
         return leaves(facts);
     };
-    let not_test = negation(&test);
+    // The other side as the code writes it: `i64_indices` for `!i64_indices`, `mode !=
+    // device` for `mode == device`, else `not (test)`.
+    let not_test = flipped(&test).unwrap_or_else(|| negation(&test));
     let mut out: Vec<(Vec<String>, Vec<&'a Fact>)> = Vec::new();
     for (side, cond) in [(true, test.as_str()), (false, not_test.as_str())] {
-        let group: Vec<&'a Fact> = facts.iter().copied().filter(|f| has(f, cond)).collect();
+        let group: Vec<&'a Fact> = facts
+            .iter()
+            .copied()
+            .filter(|f| match side {
+                true => has(f, cond),
+                false => has_negation(f, &test),
+            })
+            .collect();
         // The tests every fact of the side shares (its own among them) go in its heading.
         let shared = shared_conditions(&group);
         let (tests, _) = guard_clauses(
@@ -1038,7 +1055,7 @@ fn tree_level<'a>(
     let rest: Vec<&'a Fact> = facts
         .iter()
         .copied()
-        .filter(|f| !has(f, &test) && !has(f, &not_test))
+        .filter(|f| !has(f, &test) && !has_negation(f, &test))
         .collect();
     if !rest.is_empty() {
         out.extend(tree_level(&rest, say, depth));

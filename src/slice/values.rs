@@ -272,6 +272,13 @@ fn scan(
                         {
                             continue;
                         }
+                        // An answer read into a name decides something only where that
+                        // name is tested on a line the API runs (dot's
+                        // `is_arch_10_or_11_or_12` is tested only under `batch_count >=
+                        // 256`, which sdot's batch count of 1 never reaches).
+                        if key == "arch" && !tested_live(&lines, q.end, l, &|x| dead(q, x)) {
+                            continue;
+                        }
                         focus.values.insert(key.into(), c[1].to_string());
                         focus
                             .values
@@ -292,6 +299,55 @@ fn scan(
             }
         }
     }
+}
+
+/// Whether what line `l` computes is tested on a live line up to `end`: the names `l`
+/// assigns, and the names assigned from them in turn, followed to a line that reads
+/// them without assigning. A query used where it is made (`if(handle->getArch() ==
+/// 910)`) is its own test.
+fn tested_live(lines: &[String], end: u32, l: u32, dead: &dyn Fn(u32) -> bool) -> bool {
+    static LHS: OnceLock<Regex> = OnceLock::new();
+    let lhs = LHS.get_or_init(|| Regex::new(r"(\w+)\s*=[^=]").expect("static regex"));
+    let at = |k: u32| lines.get(k as usize - 1).map(String::as_str).unwrap_or("");
+    // The name a line assigns: `int x = ...`, or `= ...` continuing `bool x` above.
+    let assigned = |k: u32| -> Option<String> {
+        let t = at(k).trim();
+        if t.starts_with('=') && !t.starts_with("==") {
+            return at(k - 1)
+                .split(|c: char| !c.is_alphanumeric() && c != '_')
+                .rfind(|w| !w.is_empty())
+                .map(String::from);
+        }
+        lhs.captures(t)
+            .filter(|c| c.get(0).is_some_and(|m| !t[..m.start()].contains('(')))
+            .map(|c| c[1].to_string())
+    };
+    let words = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphanumeric() && c != '_')
+            .filter(|w| !w.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    let mut names: Vec<String> = assigned(l).into_iter().collect();
+    if names.is_empty() && !at(l + 1).trim().starts_with('=') {
+        return true;
+    }
+    if names.is_empty() {
+        names.extend(assigned(l + 1));
+    }
+    for k in l + 1..=end {
+        let used = words(at(k)).iter().any(|w| names.contains(w));
+        if !used {
+            continue;
+        }
+        match assigned(k) {
+            Some(n) if !names.contains(&n) => names.push(n),
+            Some(_) => {}
+            None if !dead(k) => return true,
+            None => {}
+        }
+    }
+    false
 }
 
 /// The condition of the `if` starting on line `l`, read on across up to five lines
