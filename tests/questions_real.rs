@@ -761,3 +761,19 @@ fn macros_the_path_is_written_in_are_shown() {
         q.id
     );
 }
+
+/// An architecture question needs an architecture test the API runs: rocblas_sdot's
+/// dot launcher reads the architecture into `is_arch_10_or_11_or_12`
+/// (rocblas_dot_kernels.hpp:375-376), which only the `batch_count >= 256` branch tests,
+/// and sdot's batch count is 1. rocblas_sgemv's launcher does choose by architecture.
+#[test]
+fn architecture_questions_need_a_test_the_api_runs() {
+    let p = planned("rocblas");
+    let asked = |api: &str| {
+        p.questions
+            .iter()
+            .any(|q| q.template_id == "perf.arch" && slice_of(p, q).api == api)
+    };
+    assert!(!asked("rocblas_sdot"));
+    assert!(asked("rocblas_sgemv"));
+}

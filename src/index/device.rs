@@ -231,6 +231,32 @@ pub fn each_thread_its_own(lines: &[&str], name: &str, threads: &[String]) -> bo
             held.insert(c[1].to_string(), c[2].split_whitespace().collect());
         }
     }
+    // A multiple of another thread index (`sA[ty * NB + tx]`) is another thread's
+    // element when the loop reads `sA[i * NB + tx]`: not one thread's own.
+    static OTHER: OnceLock<Regex> = OnceLock::new();
+    let other = OTHER.get_or_init(|| {
+        Regex::new(r"\b([A-Za-z_]\w*)\s*=\s*(?:\(\s*\w+\s*\)\s*)?(?:threadIdx\.[yz]|hipThreadIdx_[yz])\s*;")
+            .expect("static regex")
+    });
+    let mut others: Vec<String> = [
+        "threadIdx.y",
+        "threadIdx.z",
+        "hipThreadIdx_y",
+        "hipThreadIdx_z",
+    ]
+    .map(String::from)
+    .to_vec();
+    for l in lines {
+        for c in other.captures_iter(l) {
+            others.push(c[1].to_string());
+        }
+    }
+    let mentions = |text: &str, n: &str| {
+        text.match_indices(n).any(|(i, _)| {
+            let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+            !word(text[..i].chars().next_back()) && !word(text[i + n.len()..].chars().next())
+        })
+    };
     let mut thread: Option<String> = None;
     let mut strides: Option<BTreeSet<String>> = None;
     for l in lines {
@@ -251,6 +277,9 @@ pub fn each_thread_its_own(lines: &[&str], name: &str, threads: &[String]) -> bo
                 {
                     inner = format!("{v}+{t}");
                 }
+            }
+            if others.iter().any(|n| mentions(&inner, n)) {
+                return false;
             }
             let Some((t, s)) = thread_plus_stride(&inner, threads) else {
                 return false;
@@ -486,6 +515,31 @@ mod tests {
             "if(_info) return;",
         ];
         assert_eq!(barrier_orders(&scalar), [(2, vec!["_info".to_string()])]);
+    }
+
+    #[test]
+    fn an_element_chosen_by_another_thread_index_is_not_the_threads_own() {
+        // rocblas_trmm_kernels.cpp:518-550: thread (tx, ty) writes `sA[ty * NB + tx]`,
+        // then reads `sA[i * NB + tx]` for every i: rows other threads wrote.
+        let kernel = [
+            "const int tx = threadIdx.x;",
+            "const int ty = threadIdx.y;",
+            "__shared__ T sA[NB * NB];",
+            "__shared__ T sB[NB * NB];",
+            "sA[ty * NB + tx] = A[ty * lda + tx];",
+            "__syncthreads();",
+            "for(int i = 0; i < NB; i++) acc += sA[i * NB + tx];",
+        ];
+        assert!(thread_owned_arrays(&kernel).is_empty());
+        // One column per thread, in a 1-D block (rocblas_trsm_kernels.hpp's `sB`).
+        let own = [
+            "const int tx = threadIdx.x;",
+            "__shared__ T sB[NB * NB];",
+            "for(int i = 0; i < NB; i++) sB[i * NB + tx] = B[i];",
+            "__syncthreads();",
+            "for(int i = 0; i < NB; i++) acc += sB[i * NB + tx];",
+        ];
+        assert_eq!(thread_owned_arrays(&own), ["sB".to_string()]);
     }
 
     #[test]
