@@ -1682,6 +1682,7 @@ impl<'p> Judge<'_, '_, '_, 'p> {
                 // A right answer in the wrong form is asked for once more, showing what
                 // failed; the reject is written if the repair fails too.
                 if let (false, true, Some(a)) = (self.repairing, f.reason.is_form(), &given) {
+                    tracing::debug!(question = %q.id, reason = f.reason.as_str(), detail = %f.detail, "Asked again for form.");
                     self.repairs.push(Ask::repair(q, a, &f));
                     return;
                 }

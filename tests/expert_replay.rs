@@ -132,8 +132,11 @@ fn expert_answers_that_are_true_are_kept() {
         wrong - wrong_kept,
         not_asked.len()
     );
+    // At most one in seven: the seven answers to the precision-variants question were
+    // written for a premise found false since (one implementation for every variant
+    // of a family, where the batched, strided and `_64` forms have their own).
     assert!(
-        not_asked.len() * 10 <= answers.len(),
+        not_asked.len() * 7 <= answers.len(),
         "{} of {} questions no longer asked",
         not_asked.len(),
         answers.len()

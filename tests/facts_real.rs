@@ -1335,3 +1335,28 @@ fn a_success_the_caller_only_tests_for_errors_is_no_return_of_the_api() {
         .filter(|x| x.function.starts_with("rocblas_internal_scal"))
         .all(|x| !x.values.contains_key(rocqa::facts::CALLER_DROPS)));
 }
+
+/// A parameter reassigned away from a value no longer has it below:
+/// `rocblas_internal_trsm_template` turns a conjugate transpose into a transpose for a
+/// real type (rocblas_trsm_kernels.hpp:3753-3754) before it calls trsv, so trsv's
+/// `transA == rocblas_operation_conjugate_transpose` launches (rocblas_trsv_kernels.cpp
+/// :968-971, :983-986) never run for rocblas_strsm_batched; they do for the complex form.
+#[test]
+fn a_parameter_reassigned_away_from_a_value_no_longer_has_it() {
+    let trsv = "library/src/blas2/rocblas_trsv_kernels.cpp";
+    let conj_sites = |api: &str| {
+        facts("rocblas", api)
+            .facts
+            .iter()
+            .filter(|f| {
+                f.kind == FactKind::Launch
+                    && f.file == trsv
+                    && f.conditions
+                        .iter()
+                        .any(|c| c == "transA == rocblas_operation_conjugate_transpose")
+            })
+            .count()
+    };
+    assert_eq!(conj_sites("rocblas_strsm_batched"), 0);
+    assert!(conj_sites("rocblas_ctrsm_batched") > 0);
+}

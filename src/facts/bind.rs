@@ -852,10 +852,13 @@ impl<'a> Binder<'a> {
                         names.entry(a).or_insert(tp.as_str());
                     }
                 }
-                let mut held: Vec<String> = held_at(&ct, &cb, s.at, &cenv)
-                    .into_iter()
-                    .map(|c| folded(&c, &cenv))
-                    .collect();
+                // What a reassignment rules out first: few, and sure.
+                let mut held: Vec<String> = reassigned_away(&ct, &cb, s.at, &cenv);
+                held.extend(
+                    held_at(&ct, &cb, s.at, &cenv)
+                        .into_iter()
+                        .map(|c| folded(&c, &cenv)),
+                );
                 held.extend(self.checked_before(c, &ct, &cb, s.at));
                 held.extend(constructed_fields(
                     &ct,
@@ -2158,6 +2161,74 @@ fn bind_site(
 /// it (and what stays open of each), the negation of the condition of each earlier
 /// `return` that stands alone under it (`if(n_64 <= 0 || ...) { ...; return ...; }`),
 /// and what held on entry to the caller.
+/// Values a parameter can no longer have at `at` because the code reassigned it away
+/// from them: `if(!rocblas_is_complex<T> && transA == rocblas_operation_conjugate_transpose)
+/// transA = rocblas_operation_transpose;` (rocblas_trsm_kernels.hpp:3753-3754) makes
+/// `transA != rocblas_operation_conjugate_transpose` hold after it for a real type,
+/// whichever way the test goes. Only an `if` in a block that holds the call counts (one
+/// in a branch the call is not in may not have run), and only where the rest of its
+/// test is true for the API.
+fn reassigned_away(t: &Text, b: &Body, at: usize, cenv: &Env) -> Vec<String> {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = R.get_or_init(|| {
+        Regex::new(r"\bif\s*\(([^{};]*)\)\s*([A-Za-z_]\w*)\s*=\s*([A-Za-z_]\w*)\s*;")
+            .expect("static regex")
+    });
+    let (from, to) = (b.open.min(at), at.min(t.s.len()));
+    let text = &t.s[from..to];
+    let depth_at = |k: usize| -> i64 {
+        text[..k]
+            .bytes()
+            .map(|c| match c {
+                b'{' => 1,
+                b'}' => -1,
+                _ => 0,
+            })
+            .sum()
+    };
+    let mut out = Vec::new();
+    for c in r.captures_iter(text) {
+        let (whole, test, p, v) = (c.get(0).expect("match"), &c[1], &c[2], &c[3]);
+        // The call sits in the `if`'s block or deeper: the block never closes between.
+        let d = depth_at(whole.start());
+        let mut depth = d;
+        let closes = text[whole.end()..].bytes().any(|ch| {
+            match ch {
+                b'{' => depth += 1,
+                b'}' => depth -= 1,
+                _ => {}
+            }
+            depth < d
+        });
+        if closes {
+            continue;
+        }
+        let parts: Vec<&str> = test.split("&&").map(str::trim).collect();
+        let is_p = |x: &str| {
+            x.split_once("==")
+                .filter(|(l, r)| l.trim() == p && !r.contains('='))
+                .map(|(_, r)| r.trim().to_string())
+        };
+        let Some(k) = parts.iter().position(|x| is_p(x).is_some()) else {
+            continue;
+        };
+        let away = is_p(parts[k]).unwrap_or_default();
+        if away == v || !is_enumerator(&away) {
+            continue;
+        }
+        let rest_true = parts
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != k)
+            .all(|(_, x)| matches!(condition(x, cenv), Truth::True));
+        if rest_true {
+            out.push(format!("{p} != {away}"));
+            out.push(format!("not ({p} == {away})"));
+        }
+    }
+    out
+}
+
 fn held_at(t: &Text, b: &Body, at: usize, cenv: &Env) -> Vec<String> {
     let branchless = |c: &str| is_branch_header(c);
     let mut out = Vec::new();

@@ -237,7 +237,8 @@ pub fn careful_answer(user: &str, with_code: bool) -> String {
         format!(" Line {n} reads `{quote}`, which is where the work happens.")
     };
     let t = tag(user);
-    let kernel = format!("scaled_{}", &t[1..7]);
+    // Code about the subject names it, as a careful model's does.
+    let kernel = format!("{}_scaled_{}", b.name, &t[1..7]);
     let code = if with_code {
         format!(
             "#include <hip/hip_runtime.h>\n__global__ void __launch_bounds__(256) {kernel}(int n, float a, float* x)\n{{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if(i < n)\n        x[i] *= a;\n}}\n"
