@@ -1404,6 +1404,11 @@ fn windows(
     ks.sort_unstable();
     for l in ks {
         r.push((l.saturating_sub(12).max(start), (l + 6).min(end)));
+        // The tests of the blocks it sits in, however far above: hemv's launch of its
+        // block-sum kernel is chosen by `uplo` and size tests a hundred lines up.
+        for (a, b) in enclosing_headers(lines, start, l) {
+            r.push((a.max(start), b.min(end)));
+        }
     }
     // The tests that choose a path by size or architecture, with what each side selects:
     // performance questions ask about them.
@@ -1424,6 +1429,88 @@ fn windows(
         match out.last_mut() {
             Some(last) if a <= last.1 + 2 => last.1 = last.1.max(b),
             _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// The headers of the blocks around line `l` of a function starting at `start`,
+/// innermost first, each as a line range: an `if (...)` with its whole condition, and
+/// for an `else` also the `if` it is the other side of.
+fn enclosing_headers(lines: &[String], start: u32, l: u32) -> Vec<(u32, u32)> {
+    let at = |k: u32| {
+        let t = lines.get(k as usize - 1).map(String::as_str).unwrap_or("");
+        t.split("//").next().unwrap_or("")
+    };
+    // The line opening the block whose `{` is on line `k` (the line itself, or the one
+    // before a lone `{`), widened up to its `if`/`for`/`while` over a multi-line test.
+    let header = |k: u32| -> (u32, u32) {
+        let h = if at(k).trim() == "{" { k - 1 } else { k };
+        let first = (h.saturating_sub(8).max(start + 1)..=h)
+            .rev()
+            .find(|&x| {
+                let t = at(x).trim_start();
+                ["if", "else", "for", "while", "switch", "}"]
+                    .iter()
+                    .any(|w| t.starts_with(w))
+            })
+            .unwrap_or(h);
+        (first, h)
+    };
+    // The line of the `{` matching a `}` on line `k`, scanning back from it.
+    let opener = |k: u32| -> Option<u32> {
+        let mut depth = 0i32;
+        for x in (start + 1..=k).rev() {
+            for ch in at(x).chars().rev() {
+                match ch {
+                    '}' => depth += 1,
+                    '{' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(x);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        None
+    };
+    // The function's own body opens no block a test chooses.
+    let body = (start..l).find(|&k| at(k).contains('{'));
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    for k in (start + 1..l).rev() {
+        for ch in at(k).chars().rev() {
+            match ch {
+                '}' => depth += 1,
+                '{' if depth > 0 => depth -= 1,
+                '{' if Some(k) == body => {}
+                '{' => {
+                    let (a, b) = header(k);
+                    if a > start && !out.contains(&(a, b)) {
+                        out.push((a, b));
+                    }
+                    // `else`: the test it negates is the `if` before the `}` above it.
+                    let t = at(a).trim_start();
+                    let close = if t.starts_with('}') {
+                        Some(a)
+                    } else if t.starts_with("else") {
+                        (a.saturating_sub(2).max(start + 1)..a)
+                            .rev()
+                            .find(|&x| at(x).trim() == "}")
+                    } else {
+                        None
+                    };
+                    if let Some(o) = close.and_then(opener).filter(|&o| o > start) {
+                        let h = header(o);
+                        if !out.contains(&h) {
+                            out.push(h);
+                        }
+                    }
+                }
+                _ => {}
+            }
         }
     }
     out
@@ -1680,6 +1767,32 @@ mod tests {
     fn tokens_are_counted_by_bpe() {
         let n = count_tokens("__global__ void k(float* x) { x[threadIdx.x] = 0; }");
         assert!((10..40).contains(&n), "{n}");
+    }
+
+    #[test]
+    fn a_window_brings_the_tests_of_the_blocks_around_it() {
+        let src = [
+            "void launcher(int n)",
+            "{",
+            "    int x = 0;",
+            "    if(uplo == upper)",
+            "    {",
+            "        launch_a();",
+            "    }",
+            "    else",
+            "    {",
+            "        if(n > 64",
+            "           && big)",
+            "        {",
+            "            launch_b();",
+            "        }",
+            "    }",
+            "}",
+        ];
+        let lines: Vec<String> = src.iter().map(|s| s.to_string()).collect();
+        // launch_b at line 13: its `if` over two lines, the `else`, and the `if` the
+        // `else` is the other side of; not the function's own body.
+        assert_eq!(enclosing_headers(&lines, 1, 13), [(10, 11), (8, 8), (4, 4)]);
     }
 
     #[test]
