@@ -1476,7 +1476,7 @@ fn statement(f: &Fact) -> Option<String> {
             )
         }
         FactKind::RuntimeCall if f.subject == "device_malloc" => format!(
-            "{func} calls {} ({at}), taking its workspace from the handle's device memory{when}.",
+            "{func} calls {} ({at}), a rocBLAS handle method rather than a HIP call, taking its workspace from the device memory the handle manages{when}.",
             code(subject(f)?),
         ),
         FactKind::RuntimeCall => format!(
