@@ -750,6 +750,13 @@ fn macros_the_path_is_written_in_are_shown() {
         "RETURN_ZERO_DEVICE_MEMORY_SIZE_IF_QUERIED",
         "library/src/include/handle.hpp"
     ));
+    // A quick-return question is shown the path only: the returning macro is part of it.
+    let q = find("rocblas", "rocblas_sspr2", "edge.quick-return");
+    assert!(shown(
+        q,
+        "RETURN_ZERO_DEVICE_MEMORY_SIZE_IF_QUERIED",
+        "library/src/include/handle.hpp"
+    ));
     let q = find("rocsolver", "rocsolver_chegst", "a2k.dispatch");
     assert!(
         shown(

@@ -206,9 +206,8 @@ impl Definitions {
     ///   early exits.
     ///
     /// `steps` holds (macro, callee, file of the call, whether the caller is an entry
-    /// point) for the path's calls made inside a macro. Each definition comes with
-    /// whether it stamps entry points (`INST_DGMM_C_API`): what only a question on the
-    /// variants needs.
+    /// point) for the path's calls made inside a macro. Each definition comes with the
+    /// use it was picked for, which decides who is shown it.
     pub fn statement_macros(
         &self,
         steps: &[(&str, &str, &str, bool)],
@@ -216,7 +215,7 @@ impl Definitions {
         lib: &str,
         shown_files: &BTreeSet<(&str, &str)>,
         trees: &Trees,
-    ) -> Vec<(Definition, bool)> {
+    ) -> Vec<(Definition, MacroUse)> {
         // Names like `IMPL` are defined again in many files: the one in the file at
         // hand (the outer macro's, a shown one) is the one the compiler sees there.
         let near = |name: &str, file: Option<&str>| {
@@ -241,13 +240,18 @@ impl Definitions {
                 .collect()
         };
         let names_word = |body: &str, w: &str| identifiers(body).any(|x| x == w);
-        // (name, file it is looked up near, stamps entry points)
-        let mut names: Vec<(String, Option<String>, bool)> = Vec::new();
-        for &(m, callee, site, stamps) in steps {
+        // (name, file it is looked up near, use)
+        let mut names: Vec<(String, Option<String>, MacroUse)> = Vec::new();
+        for &(m, callee, site, entry) in steps {
+            let stamps = if entry {
+                MacroUse::Stamps
+            } else {
+                MacroUse::Step
+            };
             let Some((_, f, _, body)) = near(m, Some(site)) else {
                 continue;
             };
-            let nested: Vec<(String, Option<String>, bool)> = invoked(body)
+            let nested: Vec<(String, Option<String>, MacroUse)> = invoked(body)
                 .into_iter()
                 .filter(|n| n != m)
                 .filter(|n| near(n, Some(f)).is_some_and(|(_, _, _, b)| names_word(b, callee)))
@@ -262,13 +266,13 @@ impl Definitions {
             if let Some((_, _, _, body)) = first(w) {
                 let compact: usize = body.split_whitespace().map(|p| p.len() + 1).sum();
                 if body.contains("return") && compact <= SHORT_MACRO_CHARS {
-                    names.push((w.to_string(), None, false));
+                    names.push((w.to_string(), None, MacroUse::Returns));
                 }
             }
         }
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
-        for (name, file, stamps) in names {
+        for (name, file, used) in names {
             if out.len() >= MAX_STATEMENT_MACROS || !seen.insert(name.clone()) {
                 continue;
             }
@@ -294,11 +298,24 @@ impl Definitions {
                     start: *line,
                     end,
                 },
-                stamps,
+                used,
             ));
         }
         out
     }
+}
+
+/// What a code macro is shown for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MacroUse {
+    /// It stamps entry points (`INST_DGMM_C_API`): only a question on the variants
+    /// needs it.
+    Stamps,
+    /// A step of the path is written in it (`FORWARD_SUBSTITUTIONS`).
+    Step,
+    /// It returns from the host code it is invoked in (`RETURN_ZERO_...`): an early
+    /// exit every question on the path may need.
+    Returns,
 }
 
 /// At most this many code macros are shown for a slice, each of at most this many lines.

@@ -1049,15 +1049,19 @@ pub fn cut(
             })
             .collect();
         // The macros stamping the entry points answer the question on the variants
-        // only, which names them: context.
+        // only, which names them: context. A returning macro is an exit of the path,
+        // shown with it (a quick-return question is shown the path only).
         let mut stamping = Vec::new();
-        for (d, stamps) in defs.statement_macros(&steps, &texts, &g.lib, &files, trees) {
-            if stamps {
-                stamping.push(d.name.clone());
-                found.push((d, PiecePart::Context));
-            } else {
-                found.push((d, PiecePart::Work));
-            }
+        for (d, used) in defs.statement_macros(&steps, &texts, &g.lib, &files, trees) {
+            let part = match used {
+                definitions::MacroUse::Stamps => {
+                    stamping.push(d.name.clone());
+                    PiecePart::Context
+                }
+                definitions::MacroUse::Step => PiecePart::Work,
+                definitions::MacroUse::Returns => PiecePart::Path,
+            };
+            found.push((d, part));
         }
         if !stamping.is_empty() {
             focus.values.insert("stamping".into(), stamping.join(", "));
