@@ -519,8 +519,24 @@ pub fn cut(
             }
         }
         // The launcher's own helpers size the launch (block counts, the batch grid's
-        // limit): short functions that launch nothing themselves.
+        // limit): short functions that launch nothing themselves. A `_64` form cuts its
+        // sizes into chunks a step further up (rocblas_internal_ger_launcher_64 moves
+        // each chunk's pointers with `adjust_ptr_batch`): that step's helpers too.
+        let mut sizers: Vec<usize> = Vec::new();
         if let Some((l, _)) = par[t].filter(|(l, _)| g.nodes[*l].kind != NodeKind::Api) {
+            sizers.push(l);
+            if variant == "64" && !g.nodes[l].name.ends_with("_64") {
+                let mut up = par[l];
+                while let Some((a, _)) = up.filter(|(a, _)| g.nodes[*a].kind != NodeKind::Api) {
+                    if g.nodes[a].name.ends_with("_64") {
+                        sizers.push(a);
+                        break;
+                    }
+                    up = par[a];
+                }
+            }
+        }
+        for l in sizers {
             let helpers: Vec<usize> = g
                 .edges
                 .iter()
@@ -686,6 +702,7 @@ pub fn cut(
                 (PiecePart::Base, Some("base form"))
             }
         };
+        let mut same_name: Option<String> = None;
         for &(i, _) in &chain {
             let n = &g.nodes[i];
             if i == 0 || n.kind != NodeKind::Function || base_ids.contains(n.id.as_str()) {
@@ -696,7 +713,17 @@ pub fn cut(
                 m.kind == NodeKind::Function && strip_variant(&m.name) == stem && m.id != n.id
             });
             if let Some(j) = found {
-                if focus.variant_impl.is_empty() && role_of(g, i) != PieceRole::Entry {
+                // One function built twice (`rocblas_iamax_impl` with 32- and 64-bit
+                // integers) differs only in types: the function of its own
+                // (`rocblas_internal_iamax_template_64`) is what a question compares,
+                // the same name only when there is none.
+                if b.nodes[j].name == n.name && same_name.is_none() {
+                    same_name = Some(b.nodes[j].name.clone());
+                }
+                if focus.variant_impl.is_empty()
+                    && role_of(g, i) != PieceRole::Entry
+                    && b.nodes[j].name != n.name
+                {
                     focus.variant_impl = n.name.clone();
                     // The counterpart a question compares it with: first in the list.
                     focus.base_counterparts.insert(0, b.nodes[j].name.clone());
@@ -708,6 +735,11 @@ pub fn cut(
                 add(&mut picks, b, j, Tier::Required, part, false, vec![], note);
                 focus.base_counterparts.push(b.nodes[j].name.clone());
             }
+        }
+        if let (true, Some(name)) = (focus.variant_impl.is_empty(), same_name) {
+            focus.base_counterparts.retain(|x| *x != name);
+            focus.base_counterparts.insert(0, name.clone());
+            focus.variant_impl = name;
         }
     }
     // The kernels either side of the chain's first size threshold selects (saxpy's
@@ -939,6 +971,11 @@ pub fn cut(
             format!("{}, {x}", role.label())
         });
         let mut ranges = vec![(start, end)];
+        if role == PieceRole::Declaration && start == n.start_line {
+            if let Some(doc) = group_doc_comment(&lines, start) {
+                ranges.insert(0, doc);
+            }
+        }
         let whole = block(n, &label, &lines, start, end, expanded.as_deref());
         let whole_tokens = count_tokens(&whole);
         // A step of the path that does not fit whole in what is left is shown as
@@ -1385,6 +1422,28 @@ fn doc_comment_start(lines: &[String], decl: u32) -> u32 {
     decl
 }
 
+/// The doc comment of the group a declaration sits in, when the declaration has none of
+/// its own: rocBLAS documents `dot`, `dotu` and `dotc` once, in a `/*! @{` comment above
+/// the first of a dozen declarations (rocblas-functions.h:669-702 for :735).
+fn group_doc_comment(lines: &[String], decl: u32) -> Option<(u32, u32)> {
+    let at = |k: u32| lines[k as usize - 1].trim();
+    let stop = decl.saturating_sub(400).max(1);
+    let mut k = decl.checked_sub(1)?;
+    while k >= stop {
+        let t = at(k);
+        if t.contains("@}") || t.contains('{') || t.contains('}') {
+            return None;
+        }
+        if t.ends_with("*/") {
+            let open = (stop..=k).rev().find(|&x| at(x).starts_with("/*"))?;
+            let comment = (open..=k).any(|x| at(x).contains("@{"));
+            return comment.then_some((open, k));
+        }
+        k -= 1;
+    }
+    None
+}
+
 /// Ranges of an oversized function to show: its head (signature), a window around each
 /// call that leads on and around the first tests that choose a path by size or
 /// architecture, merged where they overlap.
@@ -1415,17 +1474,41 @@ fn windows(
         }
     }
     // The tests that choose a path by size or architecture, with what each side selects:
-    // performance questions ask about them.
-    for l in ((start + 1)..=end)
-        .filter(|&l| {
-            !dead(l)
-                && lines
-                    .get(l as usize - 1)
-                    .is_some_and(|t| values::selects_path(t))
-        })
+    // performance questions ask about them. What a side selects is its first launch,
+    // however far into the branch (hemv's gfx908 kernels, twenty lines into a branch of
+    // 130), and the constants the branch opens with.
+    let live = |l: &u32| !dead(*l) && lines.get(*l as usize - 1).is_some();
+    let tests: Vec<u32> = ((start + 1)..=end)
+        .filter(|l| live(l) && values::selects_path(&lines[*l as usize - 1]))
         .take(3)
-    {
+        .chain(
+            ((start + 1)..=end)
+                .filter(|l| live(l) && values::tests_arch(&lines[*l as usize - 1]))
+                .take(3),
+        )
+        .collect();
+    for l in tests {
         r.push((l.saturating_sub(1).max(start), (l + 8).min(end)));
+        for (open, launch) in branch_launches(lines, l, end) {
+            // A lone `{` shows the `else` above it.
+            let first = if lines[open as usize - 1].trim() == "{" {
+                open - 1
+            } else {
+                open
+            };
+            r.push((first.max(start), (open + 8).min(end)));
+            if let Some(f) = launch {
+                r.push((f.saturating_sub(2).max(start), (f + 4).min(end)));
+            }
+        }
+        // Where an architecture is read into a name (`bool is_gfx908 = handle->getArch()
+        // == 908`), the line that reads it.
+        for name in values::arch_names(&lines[l as usize - 1]) {
+            let def = format!("{name} =");
+            if let Some(d) = (start + 1..l).find(|&d| lines[d as usize - 1].contains(&def)) {
+                r.push((d, d));
+            }
+        }
     }
     r.sort_unstable();
     let mut out: Vec<(u32, u32)> = Vec::new();
@@ -1434,6 +1517,58 @@ fn windows(
             Some(last) if a <= last.1 + 2 => last.1 = last.1.max(b),
             _ => out.push((a, b)),
         }
+    }
+    out
+}
+
+/// The branches a test at line `l` chooses between (its `if` block, each `else if` and
+/// the `else` after it), each as the line of its `{` and the line of its first kernel
+/// launch, if any, before `end`.
+fn branch_launches(lines: &[String], l: u32, end: u32) -> Vec<(u32, Option<u32>)> {
+    let at = |k: u32| {
+        let t = lines.get(k as usize - 1).map(String::as_str).unwrap_or("");
+        t.split("//").next().unwrap_or("")
+    };
+    let is_launch = |t: &str| {
+        t.contains("LAUNCH_KERNEL") || t.contains("hipLaunchKernelGGL") || t.contains("<<<")
+    };
+    let mut out = Vec::new();
+    let mut from = l;
+    // At most an `if`, three `else if`s and an `else`.
+    for _ in 0..5 {
+        // The `{` opening the branch, within a dozen lines of its test.
+        let Some(open) = (from..=end.min(from + 12)).find(|&k| at(k).contains('{')) else {
+            break;
+        };
+        let mut depth = 0i32;
+        let mut close = None;
+        'scan: for k in open..=end {
+            for ch in at(k).chars() {
+                match ch {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = Some(k);
+                            break 'scan;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let Some(close) = close else { break };
+        let launch = (open + 1..close).find(|&k| is_launch(at(k)));
+        out.push((open, launch));
+        // `} else` on the closing line, or `else` on the next.
+        let next = if at(close).contains("else") {
+            close
+        } else if at(close + 1).trim_start().starts_with("else") {
+            close + 1
+        } else {
+            break;
+        };
+        from = next;
     }
     out
 }
@@ -1797,6 +1932,70 @@ mod tests {
         // launch_b at line 13: its `if` over two lines, the `else`, and the `if` the
         // `else` is the other side of; not the function's own body.
         assert_eq!(enclosing_headers(&lines, 1, 13), [(10, 11), (8, 8), (4, 4)]);
+    }
+
+    #[test]
+    fn an_architecture_test_shows_what_each_branch_launches() {
+        let src = [
+            "void launcher(int n)",
+            "{",
+            "    bool is_gfx90a = handle->getArch() == 910;",
+            "    if(is_atomics_allowed",
+            "       && (is_gfx90a && n < 4096))",
+            "    {",
+            "        static constexpr int DIM_X = 32;",
+            "        int a = 0;",
+            "        int b = 0;",
+            "        int c = 0;",
+            "        int d = 0;",
+            "        int e = 0;",
+            "        int f = 0;",
+            "        int g = 0;",
+            "        int h = 0;",
+            "        ROCBLAS_LAUNCH_KERNEL((double_buffered<DIM_X>),",
+            "                              grid, threads, 0, stream, n);",
+            "    }",
+            "    else",
+            "    {",
+            "        ROCBLAS_LAUNCH_KERNEL(plain, grid, threads, 0, stream, n);",
+            "    }",
+            "}",
+        ];
+        let lines: Vec<String> = src.iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            branch_launches(&lines, 4, 23),
+            [(6, Some(16)), (20, Some(21))]
+        );
+        let shown = windows(&lines, 1, 23, &[], &|_| false);
+        let covers = |l: u32| shown.iter().any(|&(a, b)| a <= l && l <= b);
+        // The name's definition, both sides' launches, the `else` and the constants.
+        for l in [3, 5, 7, 16, 19, 21] {
+            assert!(covers(l), "line {l} not in {shown:?}");
+        }
+    }
+
+    #[test]
+    fn a_declaration_in_a_documented_group_shows_the_group_comment() {
+        let src = [
+            "//! @}",
+            "",
+            "/*! @{",
+            "    dot(u) performs the dot product.",
+            "    ***/",
+            "ROCBLAS_EXPORT rocblas_status rocblas_sdot(rocblas_handle handle,",
+            "                                           float* result);",
+            "",
+            "ROCBLAS_EXPORT rocblas_status rocblas_cdotu(rocblas_handle handle,",
+            "                                            float* result);",
+        ];
+        let lines: Vec<String> = src.iter().map(|s| s.to_string()).collect();
+        assert_eq!(group_doc_comment(&lines, 9), Some((3, 5)));
+        // A comment that opens no group is the declaration's own, found elsewhere;
+        // past a group's end there is none.
+        let mut own = lines.clone();
+        own[2] = "/*! sdot alone".into();
+        assert_eq!(group_doc_comment(&own, 9), None);
+        assert_eq!(group_doc_comment(&lines[..1].to_vec(), 1), None);
     }
 
     #[test]

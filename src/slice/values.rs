@@ -388,6 +388,27 @@ pub fn selects_path(text: &str) -> bool {
         .is_some_and(|c| tests_a_size(&c[1]) || p.arch.is_match(&c[1]))
 }
 
+/// Does a line test the GPU architecture in a condition (`if(is_gfx908 && ...`, or a
+/// continuation line of one, `|| (is_gfx90a`)? Where a name is assigned the answer
+/// (`bool is_gfx90a = handle->getArch() == 910`) nothing is chosen yet.
+pub fn tests_arch(text: &str) -> bool {
+    let t = text.trim_start();
+    ["if", "else if", "&&", "||", "("]
+        .iter()
+        .any(|w| t.starts_with(w))
+        && patterns().arch.is_match(t)
+}
+
+/// The names holding an architecture answer that a line reads (`is_gfx908`).
+pub fn arch_names(text: &str) -> Vec<String> {
+    patterns()
+        .arch
+        .captures_iter(text)
+        .map(|c| c[1].to_string())
+        .filter(|n| n.starts_with("is_"))
+        .collect()
+}
+
 /// Does a condition compare a size with a number of two digits or more
 /// (`n <= 1024 && batch_count >= 256`)? A property of the device or of a struct
 /// (`deviceProperties.warpSize >= 64`, rocauxiliary_larfg.hpp:274, a workaround by its
