@@ -1995,7 +1995,7 @@ mod tests {
         let mut own = lines.clone();
         own[2] = "/*! sdot alone".into();
         assert_eq!(group_doc_comment(&own, 9), None);
-        assert_eq!(group_doc_comment(&lines[..1].to_vec(), 1), None);
+        assert_eq!(group_doc_comment(&lines[..1], 1), None);
     }
 
     #[test]
