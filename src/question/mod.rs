@@ -1273,6 +1273,14 @@ fn asked_beside(t: &Template, s: &Slice) -> Option<String> {
             )
         });
     }
+    if t.text.contains("{workspace_fn}") {
+        return v("workspace_users").map(|u| {
+            format!(
+                "The functions the buffers are passed to are shown: {}.",
+                listed(u)
+            )
+        });
+    }
     if t.text.contains("first kernel launch") {
         return v("first_launch").map(|f| {
             let site = v("first_launch_site").map_or(String::new(), |x| format!(", called at {x}"));

@@ -877,6 +877,29 @@ pub fn cut(
             None,
         );
     }
+    // The calls the chain hands the workspace buffers to (`init_scalars(handle,
+    // (T*)scalars)`, `rocblasCall_gemv(..., scalars, ..., workArr)`): how the buffers
+    // are passed down is what they do with them. Buffers are named by the sizes the
+    // chain's size query sets (`&size_scalars` -> `scalars`).
+    let users = workspace_users(g, &chain, trees);
+    if !users.is_empty() {
+        for &u in &users {
+            add(
+                &mut picks,
+                g,
+                u,
+                Tier::Near,
+                PiecePart::Context,
+                false,
+                vec![],
+                None,
+            );
+        }
+        let names: Vec<String> = users.iter().map(|&u| g.nodes[u].name.clone()).collect();
+        focus
+            .values
+            .insert("workspace_users".into(), names.join(", "));
+    }
     // The rest of what the graph reaches, by distance: context.
     let rest: Vec<usize> = (1..g.nodes.len())
         .filter(|&i| !g.nodes[i].file.is_empty() && !target::is_noise(&g.nodes[i].name))
@@ -1806,6 +1829,112 @@ pub fn slice_id(lib: &str, version: &str, family: &str, variant: &str) -> String
     } else {
         format!("{lib}:{version}:{family}:{variant}")
     }
+}
+
+/// The functions off the chain that a chain step passes a workspace buffer to, in call
+/// order, at most four: a buffer is a name whose size the chain's size query sets
+/// (`&size_Abyx` -> `Abyx`).
+fn workspace_users(g: &InterfaceGraph, chain: &[(usize, u32)], trees: &Trees) -> Vec<usize> {
+    static SIZE: OnceLock<Regex> = OnceLock::new();
+    let size = SIZE.get_or_init(|| Regex::new(r"&size_(\w+)").expect("static regex"));
+    let on_chain = |i: usize| chain.iter().any(|&(c, _)| c == i);
+    let call_text = |i: usize, line: u32| -> String {
+        let n = &g.nodes[i];
+        let Ok(lines) = trees.lines(&n.lib, &n.file) else {
+            return String::new();
+        };
+        let mut t = String::new();
+        for l in line..line + 6 {
+            let Some(x) = lines.get(l as usize - 1) else {
+                break;
+            };
+            t.push_str(x.split("//").next().unwrap_or(""));
+            t.push(' ');
+            if x.contains(';') {
+                break;
+            }
+        }
+        t
+    };
+    let calls = |c: usize| {
+        g.edges
+            .iter()
+            .filter(move |e| e.from == c && matches!(e.kind, EdgeKind::Call | EdgeKind::MacroCall))
+    };
+    let mut buffers: BTreeSet<String> = BTreeSet::new();
+    for &(c, _) in chain {
+        for e in calls(c).filter(|e| is_size_query(&g.nodes[e.to].name)) {
+            for m in size.captures_iter(&call_text(c, e.line)) {
+                buffers.insert(m[1].to_string());
+            }
+        }
+    }
+    if buffers.is_empty() {
+        return Vec::new();
+    }
+    let mut out: Vec<usize> = Vec::new();
+    for &(c, _) in chain {
+        let mut es: Vec<_> = calls(c)
+            .filter(|e| {
+                let n = &g.nodes[e.to];
+                !on_chain(e.to)
+                    && !n.file.is_empty()
+                    && n.kind == NodeKind::Function
+                    && !is_size_query(&n.name)
+                    && !target::is_noise(&n.name)
+            })
+            .collect();
+        es.sort_by_key(|e| e.line);
+        for e in es {
+            let named = g.nodes[e.to].name.as_str();
+            // A one-line helper (`idx2D`, `cast2constType`) passes nothing down.
+            if target::lines_of(g, e.to) <= 6 {
+                continue;
+            }
+            let text = call_text(c, e.line);
+            let args = own_arguments(&text, named);
+            let words: BTreeSet<&str> = args
+                .split(|ch: char| !ch.is_alphanumeric() && ch != '_')
+                .collect();
+            if buffers.iter().any(|b| words.contains(b.as_str()))
+                && !out.iter().any(|&o| g.nodes[o].name == named)
+                && out.len() < 4
+            {
+                out.push(e.to);
+            }
+        }
+    }
+    out
+}
+
+/// The argument list of the first call of `name` in `text` (after any template
+/// arguments), or "" when `text` has no such call.
+fn own_arguments<'a>(text: &'a str, name: &str) -> &'a str {
+    let Some(k) = text
+        .match_indices(name)
+        .map(|(k, _)| k)
+        .find(|&k| !text[..k].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+    else {
+        return "";
+    };
+    let rest = &text[k + name.len()..];
+    let Some(open) = rest.find('(') else {
+        return "";
+    };
+    let mut depth = 0i32;
+    for (i, ch) in rest[open..].char_indices() {
+        match ch {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &rest[open + 1..open + i];
+                }
+            }
+            _ => {}
+        }
+    }
+    &rest[open + 1..]
 }
 
 /// Is this a workspace-size query (rocSOLVER's `*_getMemorySize`)? The slice adds those
