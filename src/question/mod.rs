@@ -1298,9 +1298,35 @@ fn asked_beside(t: &Template, s: &Slice) -> Option<String> {
         } else {
             s.focus.launcher.as_str()
         };
+        if let Some(k) = v("first_pass") {
+            return Some(format!(
+                "{launcher} launches {} before it, which writes the partial results it combines.",
+                listed(k)
+            ));
+        }
         return v("second_pass").map(|k| {
             format!(
                 "{launcher} launches {} after it to combine the blocks' results.",
+                listed(k)
+            )
+        });
+    }
+    if t.text.contains("What does {kernel} compute") || t.text.contains("{bounds}") {
+        let launcher = if s.focus.launcher.is_empty() {
+            "the host code".to_string()
+        } else {
+            format!("`{}`", s.focus.launcher)
+        };
+        if let Some(k) = v("first_pass") {
+            return Some(format!(
+                "The kernel {launcher} launches before it, {}, is shown: it writes what {} reads.",
+                listed(k),
+                s.focus.target
+            ));
+        }
+        return v("second_pass").map(|k| {
+            format!(
+                "The kernel {launcher} launches after it, {}, is shown.",
                 listed(k)
             )
         });

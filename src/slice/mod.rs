@@ -569,39 +569,50 @@ pub fn cut(
             }
         }
         // The other pass of a two-pass kernel (iamax's `_part1` writes one value per
-        // block, its `_part2` combines them): how results combine across blocks is
-        // that kernel's work.
+        // block, its `_part2` combines them; hemv's `_lower` writes partial sums its
+        // `_lower_block_sum` adds): how results combine across blocks, or what the
+        // second pass reads, is that kernel's work.
         if let Some((l, _)) = par[t].filter(|(l, _)| g.nodes[*l].kind != NodeKind::Api) {
-            let stem = |name: &str| {
-                name.strip_suffix(|c: char| c.is_ascii_digit())
-                    .and_then(|r| r.strip_suffix("part"))
-                    .map(str::to_string)
-            };
-            if let Some(own) = stem(&g.nodes[t].name) {
-                let passes: Vec<usize> = g
-                    .edges
+            let own = pass_stem(&g.nodes[t].name);
+            let first_launch = |k: usize| {
+                g.edges
                     .iter()
-                    .filter(|e| e.from == l && e.kind == EdgeKind::Launch && e.to != t)
-                    .map(|e| e.to)
-                    .filter(|&k| stem(&g.nodes[k].name).as_deref() == Some(own.as_str()))
-                    .collect();
-                for &k in &passes {
-                    add(
-                        &mut picks,
-                        g,
-                        k,
-                        Tier::Near,
-                        PiecePart::Context,
-                        true,
-                        vec![],
-                        None,
-                    );
-                }
-                if let Some(&k) = passes.first() {
-                    focus
-                        .values
-                        .insert("second_pass".into(), g.nodes[k].name.clone());
-                }
+                    .filter(|e| e.from == l && e.kind == EdgeKind::Launch && e.to == k)
+                    .map(|e| e.line)
+                    .min()
+                    .unwrap_or(u32::MAX)
+            };
+            let mut passes: Vec<usize> = g
+                .edges
+                .iter()
+                .filter(|e| e.from == l && e.kind == EdgeKind::Launch && e.to != t)
+                .map(|e| e.to)
+                .filter(|&k| {
+                    g.nodes[k].name != g.nodes[t].name
+                        && (pass_stem(&g.nodes[k].name) == own)
+                        && (g.nodes[k].name != own || g.nodes[t].name != own)
+                })
+                .collect();
+            passes.dedup();
+            for &k in &passes {
+                add(
+                    &mut picks,
+                    g,
+                    k,
+                    Tier::Near,
+                    PiecePart::Context,
+                    true,
+                    vec![],
+                    None,
+                );
+            }
+            if let Some(&k) = passes.first() {
+                let key = if first_launch(k) < first_launch(t) {
+                    "first_pass"
+                } else {
+                    "second_pass"
+                };
+                focus.values.insert(key.into(), g.nodes[k].name.clone());
             }
         }
         // What the target calls, nearest first; one overload per name.
@@ -1445,6 +1456,15 @@ fn doc_comment_start(lines: &[String], decl: u32) -> u32 {
     decl
 }
 
+/// A kernel's name without the word naming its pass (`_part1`, `_part2`, `_block_sum`):
+/// two kernels one launcher launches with one stem are two passes of one computation.
+fn pass_stem(name: &str) -> &str {
+    ["_part1", "_part2", "_block_sum"]
+        .iter()
+        .find_map(|w| name.strip_suffix(w))
+        .unwrap_or(name)
+}
+
 /// The doc comment of the group a declaration sits in, when the declaration has none of
 /// its own: rocBLAS documents `dot`, `dotu` and `dotc` once, in a `/*! @{` comment above
 /// the first of a dozen declarations (rocblas-functions.h:669-702 for :735).
@@ -1510,6 +1530,14 @@ fn windows(
                 .take(3),
         )
         .collect();
+    // The lines that cap the grid (gemv's `batches = handle->getBatchGridDim(...)`): a
+    // grid-limit question asks how the launch stays within them.
+    for l in ((start + 1)..=end)
+        .filter(|l| live(l) && values::limits_grid(&lines[*l as usize - 1]))
+        .take(2)
+    {
+        r.push((l.saturating_sub(1).max(start), (l + 2).min(end)));
+    }
     for l in tests {
         r.push((l.saturating_sub(1).max(start), (l + 8).min(end)));
         for (open, launch) in branch_launches(lines, l, end) {

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::Trees;
-use crate::model::{InterfaceGraph, SliceFocus, SlicePiece};
+use crate::model::{InterfaceGraph, PieceRole, SliceFocus, SlicePiece};
 
 struct Patterns {
     dim3: Regex,
@@ -36,7 +36,7 @@ fn patterns() -> &'static Patterns {
             lds: r(r"__shared__\s+([^;]+);"),
             atomic: r(r"\b(atomic[A-Z]\w*|__hip_atomic\w*|rocblas_atomic\w*)\s*\("),
             wave: r(r"\b(__shfl\w*|__ballot\w*|__builtin_amdgcn_\w+|rocblas_wavefront_reduce|wavefront_reduce)\b"),
-            grid_limit: r(r"\b(c_YZ_grid_launch_limit|c_i64_grid_\w+|DEVICE_GRID_YZ_16BIT|getBatchGridDim|c_i32_max)\b"),
+            grid_limit: r(r"\b(c_YZ_grid_launch_limit|c_i64_grid_\w+|DEVICE_GRID_YZ_16BIT|getBatchGridDim)\b"),
             info: r(r"\binfo\s*\[[^\]]*\]\s*=[^=]|\*info\s*=[^=]|\binfoA?\s*\[[^\]]*\]\s*=[^=]"),
             arch: r(r"\b(is_arch_10_or_11_or_12|getArchMajor|getArch|gcnArchName|is_gfx\w+)\b"),
         }
@@ -262,6 +262,16 @@ fn scan(
                 if key == "grid_limit" && !batched && text.contains("batch") {
                     continue;
                 }
+                // The question asks about the launch code: a kernel's own batch loop
+                // (`DEVICE_GRID_YZ_16BIT`) is what the answer explains, not the site.
+                if key == "grid_limit"
+                    && matches!(
+                        q.role,
+                        PieceRole::Kernel | PieceRole::DeviceHelper | PieceRole::Definition
+                    )
+                {
+                    continue;
+                }
                 if !focus.values.contains_key(key) {
                     if let Some(c) = re.captures(text) {
                         // A definition (`int getArch()`, handle.hpp:234) asks nothing:
@@ -397,6 +407,13 @@ pub fn tests_arch(text: &str) -> bool {
         .iter()
         .any(|w| t.starts_with(w))
         && patterns().arch.is_match(t)
+}
+
+/// Does a line limit a launch's grid (`handle->getBatchGridDim((int)batch_count)`,
+/// `c_YZ_grid_launch_limit`)?
+pub fn limits_grid(text: &str) -> bool {
+    let t = text.trim_start();
+    !t.starts_with("//") && patterns().grid_limit.is_match(t)
 }
 
 /// The names holding an architecture answer that a line reads (`is_gfx908`).
