@@ -964,6 +964,19 @@ pub fn cut(
     };
     let mut used_by = [0usize; 5];
     let mut used = 0usize;
+    // The target shares its allowance with the path, which is placed first: a long
+    // path (gebrd's four host steps above larfg_kernel_small) is cut to windows
+    // before it crowds out the kernel every question of the slice is about.
+    let mut target_reserve = picks
+        .iter()
+        .find(|p| p.part == PiecePart::Target)
+        .and_then(|p| {
+            let n = &p.graph.nodes[p.node];
+            let lines = trees.lines(&n.lib, &n.file).ok()?;
+            let (a, b) = (n.start_line.max(1), n.end_line.max(n.start_line));
+            Some(count_tokens(&numbered(&lines, a, b)))
+        })
+        .unwrap_or(0);
     for k in order {
         let pk = &picks[k];
         let (pg, i) = (pk.graph, pk.node);
@@ -989,6 +1002,15 @@ pub fn cut(
             continue;
         }
         let (pool, cap) = allowance(pk.part);
+        // The target may go past its allowance by half: a slice without the kernel its
+        // questions are about asks nothing (the path's windows leave it a reserve, not
+        // always enough).
+        let cap = if pk.part == PiecePart::Target {
+            cap + cap / 2
+        } else {
+            cap
+        };
+        tracing::trace!(piece = %n.name, part = ?pk.part, used = used_by[pool], cap, "Placing.");
         if used_by[pool] >= cap {
             omitted.push(omission(n, &lines, start, end, used_by[pool], cap, pk.part));
             continue;
@@ -1016,7 +1038,7 @@ pub fn cut(
         // windows around the call that leads on: a chain missing a step is no chain.
         let squeezed = pk.part == PiecePart::Path
             && !pk.keep.is_empty()
-            && used_by[allowance(pk.part).0] + whole_tokens > allowance(pk.part).1;
+            && used_by[allowance(pk.part).0] + whole_tokens + target_reserve > allowance(pk.part).1;
         if !pk.whole && (pk.compact || squeezed || whole_tokens > limits.max_piece_tokens) {
             // A size or architecture test in a branch the API never takes is no choice of
             // its own: its window would only show dead code.
@@ -1062,6 +1084,9 @@ pub fn cut(
         }
         used += tokens;
         used_by[pool] += tokens;
+        if pk.part == PiecePart::Target {
+            target_reserve = 0;
+        }
         for (a, b, text) in texts {
             let t = count_tokens(&text);
             pieces.push((
