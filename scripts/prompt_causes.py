@@ -145,7 +145,9 @@ def causes(r, constants, lib, own=frozenset(), paired=frozenset()):
         if lines >= 40:
             found.add("other-library")
     if "base form" in user and r["template_id"] not in VARIANT_TEMPLATES:
-        if any("base form" in b[4] for b in bs):
+        # Base-form code the question names (a `_64` question comparing its function
+        # with "the 64-bit counterpart of" the base one) is asked about.
+        if any("base form" in b[4] and not re.search(r"\b%s\b" % re.escape(b[3]), q) for b in bs):
             found.add("base-unasked")
     if r["template_id"] == "a2k.dispatch" and launcher and target:
         sites = [l for l in launcher[5].splitlines() if re.search(r"\b%s\b" % re.escape(target[3]), re.sub(r"//.*", "", l))]

@@ -1052,11 +1052,12 @@ pub fn view(s: &Slice, shows: &[PiecePart], texts: &[&str]) -> Slice {
                 .any(|&(f, a, b)| f == p.file && a <= p.end && p.start <= b)
             || (asks_size && size_query(&p.name))
     };
-    // The paired library's code is shown with the path into it, or not at all.
-    let cross = s
-        .pieces
-        .iter()
-        .any(|p| p.part == PiecePart::Cross && named(p));
+    // The paired library's code is shown with the path into it, or not at all. A
+    // wrapper of the slice's own library named alone (`rocblasCall_gemv`, to which a
+    // workspace question's buffers are passed) brings no code of the other.
+    let cross = s.pieces.iter().any(|p| {
+        p.part == PiecePart::Cross && named(p) && (p.lib != s.lib || p.role == PieceRole::Kernel)
+    });
     let pieces: Vec<SlicePiece> = s
         .pieces
         .iter()
