@@ -147,7 +147,7 @@ def causes(r, constants, lib, own=frozenset(), paired=frozenset()):
     if "base form" in user and r["template_id"] not in VARIANT_TEMPLATES:
         # Base-form code the question names (a `_64` question comparing its function
         # with "the 64-bit counterpart of" the base one) is asked about.
-        if any("base form" in b[4] and not re.search(r"\b%s\b" % re.escape(b[3]), q) for b in bs):
+        if any("base form" in b[4] and not re.search(r"\b%s\b" % re.escape(b[3].split(",")[0]), q) for b in bs):
             found.add("base-unasked")
     if r["template_id"] == "a2k.dispatch" and launcher and target:
         sites = [l for l in launcher[5].splitlines() if re.search(r"\b%s\b" % re.escape(target[3]), re.sub(r"//.*", "", l))]
