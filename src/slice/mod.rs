@@ -1536,9 +1536,39 @@ fn windows(
     for l in ks {
         r.push((l.saturating_sub(12).max(start), (l + 6).min(end)));
         // The tests of the blocks it sits in, however far above: hemv's launch of its
-        // block-sum kernel is chosen by `uplo` and size tests a hundred lines up.
+        // block-sum kernel is chosen by `uplo` and size tests a hundred lines up. Each
+        // test brings the lines defining the locals it reads (syevj's `bool const
+        // use_offd_kernel_org = (n <= n_threshold)`) and, for an `if`, the first launch
+        // of each of its branches: what the path takes instead.
         for (a, b) in enclosing_headers(lines, start, l) {
             r.push((a.max(start), b.min(end)));
+            let test: String = (a..=b)
+                .filter_map(|x| lines.get(x as usize - 1))
+                .map(|t| t.split("//").next().unwrap_or(""))
+                .collect::<Vec<_>>()
+                .join(" ");
+            // And the locals those definitions read, one step further
+            // (`n_threshold = 1024` behind `use_offd_kernel_org`).
+            for (d, e) in local_definitions(lines, start, a, &test) {
+                r.push((d, e));
+                let def: String = (d..=e)
+                    .filter_map(|x| lines.get(x as usize - 1))
+                    .map(|t| t.split("//").next().unwrap_or(""))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let rhs = def.split_once('=').map_or("", |(_, r)| r);
+                r.extend(local_definitions(lines, start, d, rhs));
+            }
+            let opens_if = lines
+                .get(a as usize - 1)
+                .is_some_and(|t| t.trim_start().starts_with("if"));
+            if opens_if {
+                for (_, launch) in branch_launches(lines, a, end) {
+                    if let Some(f) = launch.filter(|f| !dead(*f)) {
+                        r.push((f.saturating_sub(2).max(start), (f + 2).min(end)));
+                    }
+                }
+            }
         }
     }
     // The tests that choose a path by size or architecture, with what each side selects:
@@ -1593,6 +1623,40 @@ fn windows(
             Some(last) if a <= last.1 + 2 => last.1 = last.1.max(b),
             _ => out.push((a, b)),
         }
+    }
+    out
+}
+
+/// The lines, between `start` and `before`, that define a local a test reads: the
+/// nearest `name = ...` statement above the test for each name, through its `;`.
+fn local_definitions(lines: &[String], start: u32, before: u32, test: &str) -> Vec<(u32, u32)> {
+    let names: BTreeSet<&str> = test
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| {
+            w.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        })
+        .filter(|w| !matches!(*w, "if" | "else" | "for" | "while" | "switch" | "return"))
+        .collect();
+    let mut out = Vec::new();
+    for name in names {
+        let pattern = format!("{name} =");
+        let Some(d) = (start + 1..before).rev().find(|&d| {
+            lines.get(d as usize - 1).is_some_and(|t| {
+                let t = t.split("//").next().unwrap_or("");
+                t.find(&pattern).is_some_and(|k| {
+                    !t[..k].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                        && !t[k + pattern.len()..].starts_with('=')
+                })
+            })
+        }) else {
+            continue;
+        };
+        let last = (d..before.min(d + 4))
+            .find(|&x| lines.get(x as usize - 1).is_some_and(|t| t.contains(';')))
+            .unwrap_or(d);
+        out.push((d, last));
     }
     out
 }
@@ -2154,6 +2218,28 @@ mod tests {
         for l in [3, 5, 7, 16, 19, 21] {
             assert!(covers(l), "line {l} not in {shown:?}");
         }
+    }
+
+    #[test]
+    fn a_test_brings_the_definitions_of_the_locals_it_reads() {
+        let src = [
+            "void launcher(int n)",
+            "{",
+            "    auto const n_threshold = 1024;",
+            "    bool const use_org = (n <= n_threshold);",
+            "    int x = 0;",
+            "    x += 1;",
+            "    if(use_org)",
+            "        launch_org();",
+            "}",
+        ];
+        let lines: Vec<String> = src.iter().map(|s| s.to_string()).collect();
+        assert_eq!(local_definitions(&lines, 1, 7, "if(use_org)"), [(4, 4)]);
+        // `x += 1` assigns nothing new; `==` is a test, not a definition.
+        assert!(local_definitions(&lines, 1, 7, "if(x == 2)").len() == 1);
+        let shown = windows(&lines, 1, 9, &[8], &|_| false);
+        let covers = |l: u32| shown.iter().any(|&(a, b)| a <= l && l <= b);
+        assert!(covers(3) && covers(4) && covers(7), "{shown:?}");
     }
 
     #[test]
