@@ -134,11 +134,12 @@ fn lines(p: &Path) -> Vec<serde_json::Value> {
 }
 
 fn ids(dir: &Path) -> Vec<String> {
-    // The questions asked: fact entries are written beside them, with no question. Read
-    // while a run may be writing (or was killed mid-line): whole lines only.
+    // The questions asked: fact and find-the-bug entries, which need no model, are
+    // written beside them. Read while a run may be writing (or was killed mid-line):
+    // whole lines only.
     let mut v: Vec<String> = common::jsonl_written(&dir.join("entries.jsonl"))
         .into_iter()
-        .filter(|e| e["generator"] != "facts")
+        .filter(|e| e["generator"] != "facts" && e["generator"] != "mutation")
         .chain(common::jsonl_written(&dir.join("rejects.jsonl")))
         .map(|r| r["id"].as_str().unwrap().to_string())
         .collect();
@@ -255,9 +256,14 @@ fn extract_against_a_real_llm_is_valid_resumable_and_cached() {
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     let facts = entries.iter().filter(|e| e["generator"] == "facts").count() as u64;
     assert!(facts >= 3, "no fact entries");
+    // Find-the-bug entries are answered from their planted bugs, with no request.
+    let mutations = entries
+        .iter()
+        .filter(|e| e["generator"] == "mutation")
+        .count() as u64;
     assert_eq!(
         manifest["entries"].as_u64().unwrap() + manifest["rejects"].as_u64().unwrap(),
-        4 + facts
+        4 + facts + mutations
     );
     assert_eq!(manifest["model"], "gemma3-270m-q4_k_m");
 
