@@ -876,7 +876,12 @@ pub fn cut(
         }
         k += 1;
     }
-    for q in queries {
+    // The calls the chain hands the workspace buffers to (`init_scalars(handle,
+    // (T*)scalars)`, `rocblasCall_gemv(..., scalars, ..., workArr)`): how the buffers
+    // are passed down is what they do with them. Buffers are named by the sizes the
+    // chain's size query sets (`&size_scalars` -> `scalars`).
+    let users = workspace_users(g, &chain, trees);
+    for q in queries.into_iter().chain(users.iter().copied()) {
         add(
             &mut picks,
             g,
@@ -888,24 +893,7 @@ pub fn cut(
             None,
         );
     }
-    // The calls the chain hands the workspace buffers to (`init_scalars(handle,
-    // (T*)scalars)`, `rocblasCall_gemv(..., scalars, ..., workArr)`): how the buffers
-    // are passed down is what they do with them. Buffers are named by the sizes the
-    // chain's size query sets (`&size_scalars` -> `scalars`).
-    let users = workspace_users(g, &chain, trees);
     if !users.is_empty() {
-        for &u in &users {
-            add(
-                &mut picks,
-                g,
-                u,
-                Tier::Near,
-                PiecePart::Context,
-                false,
-                vec![],
-                None,
-            );
-        }
         let names: Vec<String> = users.iter().map(|&u| g.nodes[u].name.clone()).collect();
         focus
             .values
@@ -1045,25 +1033,38 @@ pub fn cut(
             let dead = |l: u32| spec.runs.is_some_and(|d| d.dead_line(&n.lib, &n.file, l));
             ranges = windows(&lines, start, end, &pk.keep, &dead);
         }
-        let mut texts = Vec::new();
-        for (k2, &(a, b)) in ranges.iter().enumerate() {
-            let x = if ranges.len() == 1 && (a, b) == (start, end) {
-                whole.clone()
-            } else {
-                let mut t = block(
-                    n,
-                    &label,
-                    &lines,
-                    a,
-                    b,
-                    (k2 == 0).then_some(()).and(expanded.as_deref()),
-                );
-                if k2 + 1 == ranges.len() && b < end {
-                    t.push_str(&format!("// ... lines {}-{end} not shown\n", b + 1));
-                }
-                t
-            };
-            texts.push((a, b, x));
+        let render = |ranges: &[(u32, u32)]| -> Vec<(u32, u32, String)> {
+            let mut texts = Vec::new();
+            for (k2, &(a, b)) in ranges.iter().enumerate() {
+                let x = if ranges.len() == 1 && (a, b) == (start, end) {
+                    whole.clone()
+                } else {
+                    let mut t = block(
+                        n,
+                        &label,
+                        &lines,
+                        a,
+                        b,
+                        (k2 == 0).then_some(()).and(expanded.as_deref()),
+                    );
+                    if k2 + 1 == ranges.len() && b < end {
+                        t.push_str(&format!("// ... lines {}-{end} not shown\n", b + 1));
+                    }
+                    t
+                };
+                texts.push((a, b, x));
+            }
+            texts
+        };
+        let mut texts = render(&ranges);
+        // A step of the path that does not fit with its tests shown fits with the calls
+        // that lead on alone (herk_64's 400-line `rocblas_syrkx_herkx_dispatch`): a
+        // chain missing a step is no chain.
+        let over = |texts: &[(u32, u32, String)]| {
+            used_by[pool] + texts.iter().map(|(_, _, t)| count_tokens(t)).sum::<usize>() > cap
+        };
+        if over(&texts) && pk.part == PiecePart::Path && !pk.keep.is_empty() && !pk.whole {
+            texts = render(&calls_only(&lines, start, end, &pk.keep));
         }
         let tokens: usize = texts.iter().map(|(_, _, t)| count_tokens(t)).sum();
         if used_by[pool] + tokens > cap {
@@ -1522,11 +1523,7 @@ fn windows(
     keep: &[u32],
     dead: &dyn Fn(u32) -> bool,
 ) -> Vec<(u32, u32)> {
-    let head_end = (start..=end.min(start + 15))
-        .find(|&l| lines.get(l as usize - 1).is_some_and(|t| t.contains('{')))
-        .unwrap_or(start + 3)
-        .min(end);
-    let mut r = vec![(start, head_end)];
+    let mut r = vec![(start, head_end(lines, start, end))];
     let mut ks: Vec<u32> = keep
         .iter()
         .copied()
@@ -1616,6 +1613,32 @@ fn windows(
             }
         }
     }
+    merged(r)
+}
+
+/// The least of an oversized function a chain can show: its head, and a window around
+/// each call that leads on with the tests of the blocks it sits in.
+fn calls_only(lines: &[String], start: u32, end: u32, keep: &[u32]) -> Vec<(u32, u32)> {
+    let mut r = vec![(start, head_end(lines, start, end))];
+    for &l in keep.iter().filter(|&&l| l > start && l <= end) {
+        r.push((l.saturating_sub(3).max(start), (l + 3).min(end)));
+        for (a, b) in enclosing_headers(lines, start, l) {
+            r.push((a.max(start), b.min(end)));
+        }
+    }
+    merged(r)
+}
+
+/// The last line of a function's head: its signature, up to the body's `{`.
+fn head_end(lines: &[String], start: u32, end: u32) -> u32 {
+    (start..=end.min(start + 15))
+        .find(|&l| lines.get(l as usize - 1).is_some_and(|t| t.contains('{')))
+        .unwrap_or(start + 3)
+        .min(end)
+}
+
+/// Line ranges sorted and joined where they overlap or lie within two lines.
+fn merged(mut r: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
     r.sort_unstable();
     let mut out: Vec<(u32, u32)> = Vec::new();
     for (a, b) in r {
@@ -2038,20 +2061,7 @@ fn own_arguments<'a>(text: &'a str, name: &str) -> &'a str {
     let Some(open) = rest.find('(') else {
         return "";
     };
-    let mut depth = 0i32;
-    for (i, ch) in rest[open..].char_indices() {
-        match ch {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return &rest[open + 1..open + i];
-                }
-            }
-            _ => {}
-        }
-    }
-    &rest[open + 1..]
+    values::parenthesized(rest, open).unwrap_or(&rest[open + 1..])
 }
 
 /// Is this a workspace-size query (rocSOLVER's `*_getMemorySize`)? The slice adds those

@@ -368,18 +368,27 @@ fn whole_condition(lines: &[String], l: u32) -> Option<String> {
         text.push_str(lines.get(k as usize - 1)?.trim());
         text.push(' ');
         let open = text.find("if")? + text[text.find("if")?..].find('(')?;
-        let mut depth = 0;
-        for (i, ch) in text[open..].char_indices() {
-            match ch {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Some(text[open + 1..open + i].to_string());
-                    }
+        if let Some(inside) = parenthesized(&text, open) {
+            return Some(inside.to_string());
+        }
+    }
+    None
+}
+
+/// What the parenthesis at byte `open` of `text` encloses, or `None` when it does not
+/// close within `text`.
+pub fn parenthesized(text: &str, open: usize) -> Option<&str> {
+    let mut depth = 0i32;
+    for (i, ch) in text[open..].char_indices() {
+        match ch {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&text[open + 1..open + i]);
                 }
-                _ => {}
             }
+            _ => {}
         }
     }
     None
