@@ -1063,8 +1063,11 @@ pub fn cut(
         let over = |texts: &[(u32, u32, String)]| {
             used_by[pool] + texts.iter().map(|(_, _, t)| count_tokens(t)).sum::<usize>() > cap
         };
+        // Cut to those, it may pass the allowance by half, as the target may.
+        let mut cap = cap;
         if over(&texts) && pk.part == PiecePart::Path && !pk.keep.is_empty() && !pk.whole {
             texts = render(&calls_only(&lines, start, end, &pk.keep));
+            cap += cap / 2;
         }
         let tokens: usize = texts.iter().map(|(_, _, t)| count_tokens(t)).sum();
         if used_by[pool] + tokens > cap {
