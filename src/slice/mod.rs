@@ -1542,20 +1542,12 @@ fn windows(
         // of each of its branches: what the path takes instead.
         for (a, b) in enclosing_headers(lines, start, l) {
             r.push((a.max(start), b.min(end)));
-            let test: String = (a..=b)
-                .filter_map(|x| lines.get(x as usize - 1))
-                .map(|t| t.split("//").next().unwrap_or(""))
-                .collect::<Vec<_>>()
-                .join(" ");
+            let test = code_of(lines, a, b);
             // And the locals those definitions read, one step further
             // (`n_threshold = 1024` behind `use_offd_kernel_org`).
             for (d, e) in local_definitions(lines, start, a, &test) {
                 r.push((d, e));
-                let def: String = (d..=e)
-                    .filter_map(|x| lines.get(x as usize - 1))
-                    .map(|t| t.split("//").next().unwrap_or(""))
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                let def = code_of(lines, d, e);
                 let rhs = def.split_once('=').map_or("", |(_, r)| r);
                 r.extend(local_definitions(lines, start, d, rhs));
             }
@@ -1617,6 +1609,15 @@ fn windows(
         }
     }
     merged(r)
+}
+
+/// Lines `a..=b` joined by spaces, their `//` comments dropped.
+fn code_of(lines: &[String], a: u32, b: u32) -> String {
+    (a..=b)
+        .filter_map(|x| lines.get(x as usize - 1))
+        .map(|t| t.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The least of an oversized function a chain can show: its head, and a window around
