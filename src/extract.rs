@@ -274,6 +274,7 @@ pub fn plan_run(
                         && !dead.kernels.contains_key(&k)
                 })
                 .collect();
+            let kernels = crate::slice::target::every_arch_first(&g, &dead, kernels);
             let spec = CutSpec {
                 target: kernels.first().copied(),
                 base: base_graph.as_ref().filter(|_| !variant.is_empty()),

@@ -784,3 +784,22 @@ fn architecture_questions_need_a_test_the_api_runs() {
     assert!(!asked("rocblas_sdot"));
     assert!(asked("rocblas_sgemv"));
 }
+
+/// sger's largest kernel, the double-buffered one, runs on gfx90a only: the kernel
+/// every GPU runs is the one its questions are about.
+#[test]
+fn a_kernel_one_architecture_runs_is_no_primary_target() {
+    let p = planned("rocblas");
+    let targets: Vec<&str> = p
+        .questions
+        .iter()
+        .map(|q| slice_of(p, q))
+        .filter(|s| s.api == "rocblas_sger" && s.id.ends_with(|c: char| c.is_ascii_hexdigit()))
+        .map(|s| s.focus.target.as_str())
+        .collect();
+    assert!(targets.contains(&"rocblas_ger_kernel"), "{targets:?}");
+    assert!(
+        !targets.iter().any(|t| t.contains("double_buffered")),
+        "{targets:?}"
+    );
+}

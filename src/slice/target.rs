@@ -174,6 +174,27 @@ pub fn kernels_by_work(g: &InterfaceGraph) -> Vec<usize> {
     k
 }
 
+/// `kernels` with those every launch of which asks for one GPU architecture moved
+/// last, in their order: a question on sger's gfx90a-only double-buffered kernel tells
+/// the reader little of what every other GPU runs.
+pub fn every_arch_first(g: &InterfaceGraph, runs: &WhatRuns, kernels: Vec<usize>) -> Vec<usize> {
+    let arch_only = |k: usize| {
+        let mut launches = g
+            .edges
+            .iter()
+            .filter(|e| e.to == k && e.kind == EdgeKind::Launch)
+            .peekable();
+        launches.peek().is_some()
+            && launches.all(|e| {
+                runs.launch_conditions
+                    .get(&(e.file.clone(), e.line))
+                    .is_some_and(|cs| cs.iter().any(|c| super::values::requires_arch(c)))
+            })
+    };
+    let (every, only): (Vec<usize>, Vec<usize>) = kernels.into_iter().partition(|&k| !arch_only(k));
+    every.into_iter().chain(only).collect()
+}
+
 /// Is this kernel only a utility (<= 20 lines, or a zero-fill/reset/scale helper)?
 pub fn is_utility_kernel(g: &InterfaceGraph, i: usize) -> bool {
     !work_score(g, i).0

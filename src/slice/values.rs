@@ -418,6 +418,31 @@ pub fn tests_arch(text: &str) -> bool {
         && patterns().arch.is_match(t)
 }
 
+/// Does a condition a launch is under ask for one GPU architecture (`is_gfx90a && (m >
+/// 2000)`)? Its other side (`not (is_gfx90a && ...)`, `!is_gfx942`) and an alternative
+/// (`is_gfx90a || big`) leave every architecture a way in.
+pub fn requires_arch(cond: &str) -> bool {
+    let c = cond.trim_start();
+    !c.starts_with("not ")
+        && !c.starts_with('!')
+        && !has_top_level_or(c)
+        && patterns().arch.is_match(c)
+}
+
+/// Is `||` written outside every parenthesis of `c`?
+fn has_top_level_or(c: &str) -> bool {
+    let mut depth = 0i32;
+    let b = c.as_bytes();
+    (0..b.len()).any(|i| {
+        match b[i] {
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            _ => {}
+        }
+        depth == 0 && b[i] == b'|' && b.get(i + 1) == Some(&b'|')
+    })
+}
+
 /// Does a line limit a launch's grid (`handle->getBatchGridDim((int)batch_count)`,
 /// `c_YZ_grid_launch_limit`)?
 pub fn limits_grid(text: &str) -> bool {
@@ -496,6 +521,18 @@ pub fn threshold_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_launch_requires_an_architecture_only_on_its_own_side_of_the_test() {
+        assert!(requires_arch("is_gfx90a && (m > 2000) && (m == n)"));
+        assert!(!requires_arch("not (is_gfx90a && (m > 2000) && (m == n))"));
+        assert!(!requires_arch("!is_gfx942"));
+        assert!(!requires_arch("is_gfx90a || n > 1024"));
+        assert!(!requires_arch("n > 1024"));
+        assert!(requires_arch(
+            "is_gfx90a && (m > 2000) && ((m % 64 == 0 && is_double) || (m % 128 == 0))"
+        ));
+    }
 
     #[test]
     fn conditions_are_read_across_lines() {
