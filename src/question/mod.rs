@@ -568,6 +568,48 @@ fn elem_type(api: &str) -> Option<&'static str> {
     }
 }
 
+/// The element type the slice's target kernel works on for its API: the API's, except
+/// where a complex API's kernel takes only the real type (`template <..., typename S>`,
+/// no `T`: stedc_mergePrepare_kernel runs on floats for rocsolver_chegvd).
+fn kernel_elem_type(s: &Slice) -> Option<String> {
+    let api_type = elem_type(&s.api)?;
+    let real = match api_type.split(" (").next() {
+        Some("complex float") => "float",
+        Some("complex double") => "double",
+        _ => return Some(api_type.to_string()),
+    };
+    let kernel = s
+        .pieces
+        .iter()
+        .find(|p| p.role == PieceRole::Kernel && p.name == s.focus.target)?;
+    let params = template_type_params(&kernel.text);
+    let real_only = params.iter().any(|p| p == "S") && !params.iter().any(|p| p.starts_with('T'));
+    Some(match real_only {
+        true => format!(
+            "{real} (the real type {} instantiates {} with)",
+            s.api, s.focus.target
+        ),
+        false => api_type.to_string(),
+    })
+}
+
+/// The names of the type parameters a `template <...>` header declares
+/// (`template <rocsolver_stedc_mode MODE, typename S>`: `S`).
+fn template_type_params(header: &str) -> Vec<String> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE
+        .get_or_init(|| regex::Regex::new(r"\b(?:typename|class)\s+(\w+)").expect("static regex"));
+    let Some(open) = header
+        .find("template <")
+        .or_else(|| header.find("template<"))
+    else {
+        return Vec::new();
+    };
+    let head = &header[open..];
+    let head = &head[..head.find(['(', '{']).unwrap_or(head.len())];
+    re.captures_iter(head).map(|c| c[1].to_string()).collect()
+}
+
 /// The form an API name is of: `_strided_batched_64`, `_batched`, `_64`, ..., or `""`
 /// for the base form. APIs of one family and one form differ only in element type.
 fn form_suffix(api: &str) -> &'static str {
@@ -635,9 +677,7 @@ fn value(s: &Slice, ph: &str) -> Result<String, String> {
                 n => format!("{} or {}", coded[..n - 1].join(", "), coded[n - 1]),
             }
         }
-        "elem_type" => elem_type(&s.api)
-            .ok_or("the API's name gives no single element type")?
-            .to_string(),
+        "elem_type" => kernel_elem_type(s).ok_or("the API's name gives no single element type")?,
         "scalars" => {
             // Scalars passed by pointer, as the public declaration names them.
             let decl = declaration_text(s);
@@ -1624,6 +1664,18 @@ text = "How does the {variant} form of {family} synchronize differently?"
         );
         assert_eq!(elem_type("rocsolver_dgetrf_64"), Some("double"));
         assert_eq!(elem_type("rocblas_gemm_ex"), None);
+        assert_eq!(
+            template_type_params(
+                "template <rocsolver_stedc_mode MODE, typename S>\nROCSOLVER_KERNEL void k"
+            ),
+            ["S"]
+        );
+        assert_eq!(
+            template_type_params(
+                "template <typename T, typename S, typename U>\n__global__ void k"
+            ),
+            ["T", "S", "U"]
+        );
         assert_eq!(elem_type("rocblas_axpy_ex"), None);
     }
 
