@@ -815,7 +815,7 @@ pub fn cut(
     // rocSOLVER's impls launch `iota_n` from `init_scalars` before the template that
     // leads to the target. A question about what happens before the first launch is
     // told which it is and shown it.
-    if let Some((c, e)) = first_launch_off_path(g, &chain, spec.runs) {
+    if let Some((c, e)) = first_launch_off_path(g, &chain, spec.runs, trees) {
         add(
             &mut picks,
             g,
@@ -1830,6 +1830,7 @@ fn first_launch_off_path<'g>(
     g: &'g InterfaceGraph,
     chain: &[(usize, u32)],
     runs: Option<&crate::model::WhatRuns>,
+    trees: &Trees,
 ) -> Option<(usize, &'g crate::model::GraphEdge)> {
     let launches = |i: usize| {
         g.edges.iter().any(|e| {
@@ -1848,6 +1849,12 @@ fn first_launch_off_path<'g>(
             .edges
             .iter()
             .filter(|e| e.from == c && e.to != next && e.line < line && !dead(e.line))
+            .filter(|e| {
+                let n = &g.nodes[c];
+                trees
+                    .lines(&n.lib, &n.file)
+                    .map_or(true, |t| !in_other_branch(&t, e.line, line))
+            })
             .filter(|e| e.kind == EdgeKind::Launch || (e.kind == EdgeKind::Call && launches(e.to)))
             .min_by_key(|e| e.line);
         match first {
@@ -1860,6 +1867,33 @@ fn first_launch_off_path<'g>(
         }
     }
     None
+}
+
+/// Is line `from` in a block whose `else` holds line `to` (syrk_herk's copy-back in the
+/// gfx942 branch, the path's call in its `else`)? Then the one never runs before the
+/// other. Read from the braces between them: `to` is in another branch where an `else`
+/// follows the close of `from`'s block.
+fn in_other_branch(lines: &[String], from: u32, to: u32) -> bool {
+    let mut depth = 0i32;
+    for l in from + 1..to {
+        let text = lines.get(l as usize - 1).map_or("", |x| x.as_str());
+        let code = text.split("//").next().unwrap_or("");
+        for (i, ch) in code.char_indices() {
+            match ch {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                'e' if depth < 0
+                    && code[i..].starts_with("else")
+                    && !code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                    && !code[i + 4..].starts_with(|c: char| c.is_alphanumeric() || c == '_') =>
+                {
+                    return true
+                }
+                _ => {}
+            }
+        }
+    }
+    false
 }
 
 /// The workspace size a guard tests (`if(size_scalars > 0)` -> `size_scalars`).
@@ -2232,6 +2266,30 @@ mod tests {
         for l in [3, 5, 7, 16, 19, 21] {
             assert!(covers(l), "line {l} not in {shown:?}");
         }
+    }
+
+    #[test]
+    fn a_call_in_the_branch_an_else_leaves_is_not_before_the_else() {
+        let lines: Vec<String> = [
+            "    if(is_gfx942 && k >= 500)",
+            "    {",
+            "        copy(C, w);",
+            "        gemm(C);",
+            "        return ok;",
+            "    }",
+            "    else",
+            "    {",
+            "        return next_step(C);",
+            "    }",
+            "    copy(C, w);",
+            "    next_step(C);",
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+        assert!(in_other_branch(&lines, 3, 9));
+        assert!(!in_other_branch(&lines, 3, 4));
+        assert!(!in_other_branch(&lines, 11, 12));
     }
 
     #[test]
