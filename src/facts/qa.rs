@@ -119,7 +119,7 @@ const POINTER_MODE: Template = Template {
         "Where does {apis} branch on the pointer mode, and what differs between the branches?",
     ],
     intros: [
-        "The pointer mode is tested at:",
+        "What runs in each pointer mode:",
         "Code that depends on the pointer mode:",
         "Branches on the pointer mode and what they guard:",
     ],
@@ -1618,9 +1618,17 @@ fn launch_config(f: &Fact) -> Option<String> {
     } else {
         code(lds)
     };
-    let locals: Vec<String> = slot(f, "grid_locals")
-        .map(|l| l.split("; ").map(code).collect())
-        .unwrap_or_default();
+    // One local per name: `blocks` set once serves both axes of `dim3(blocks, blocks)`.
+    let mut locals: Vec<String> = Vec::new();
+    for l in slot(f, "grid_locals")
+        .into_iter()
+        .flat_map(|l| l.split("; "))
+    {
+        let l = code(l);
+        if !locals.contains(&l) {
+            locals.push(l);
+        }
+    }
     let locals = if locals.is_empty() {
         String::new()
     } else {
@@ -1638,6 +1646,11 @@ fn launch_config(f: &Fact) -> Option<String> {
 /// (NB * 2) + 1`), so each thread covers 2 elements.`
 fn grid_count(f: &Fact) -> Option<String> {
     let rounding = slot(f, "grid_rounding")?;
+    // The configuration already spells the count out (`blocks = (k - 1) / 32 + 1`):
+    // "rounds up" alone says it again.
+    if slot(f, "grid_locals").is_some() && slot(f, "elements_per_thread").is_none() {
+        return None;
+    }
     let mut by_way: Vec<(&str, Vec<&str>)> = Vec::new();
     for (axis, way) in rounding.split(", ").filter_map(|d| d.split_once(": ")) {
         match by_way.iter_mut().find(|(w, _)| *w == way) {
@@ -1845,6 +1858,160 @@ fn tested_names(cond: &str) -> Vec<String> {
         out.push(name.to_string());
     }
     out
+}
+
+/// Which pointer mode a test asks for, as the code writes it: `Some(true)` for device
+/// (`handle->pointer_mode == rocblas_pointer_mode_device`, `pmode != rocblas_pointer_mode_host`),
+/// `Some(false)` for host; `None` for any other test.
+fn mode_side(test: &str) -> Option<bool> {
+    let (test, negated) = match test.strip_prefix("not ").and_then(whole_parens) {
+        Some(inner) => (inner.trim(), true),
+        None => (test.trim(), false),
+    };
+    let (lhs, eq, rhs) = if let Some((l, r)) = test.split_once(" == ") {
+        (l, true, r)
+    } else {
+        let (l, r) = test.split_once(" != ")?;
+        (l, false, r)
+    };
+    let (mode, other) = match (lhs.trim(), rhs.trim()) {
+        (a, b) if a.starts_with("rocblas_pointer_mode_") => (a, b),
+        (a, b) if b.starts_with("rocblas_pointer_mode_") => (b, a),
+        _ => return None,
+    };
+    if !other.contains("mode") || other.contains(' ') {
+        return None;
+    }
+    let device = match mode {
+        "rocblas_pointer_mode_device" => true,
+        "rocblas_pointer_mode_host" => false,
+        _ => return None,
+    };
+    Some(device == (eq != negated))
+}
+
+/// Pointer-mode facts laid out by the mode each runs under: "In device pointer mode
+/// (tested at ...):" with what happens then, the same for host mode, and the facts under
+/// neither after them ([`condition_tree`]). The tests themselves are named in the
+/// headings, not stated as items: "tests `mode == device`" says nothing a heading
+/// does not. What differs between the modes is then read side by side.
+fn by_pointer_mode<'a>(facts: &[&'a Fact], say: &Sentences<'_>) -> Vec<(String, Vec<&'a Fact>)> {
+    let side_of = |f: &Fact| -> Option<bool> {
+        let sides: BTreeSet<bool> = f.conditions.iter().filter_map(|c| mode_side(c)).collect();
+        match sides.len() {
+            1 => sides.into_iter().next(),
+            _ => None,
+        }
+    };
+    let test_side = |f: &Fact| {
+        (f.kind == FactKind::PointerMode)
+            .then(|| slot(f, "condition").and_then(mode_side))
+            .flatten()
+    };
+    let sided: Vec<(&'a Fact, bool)> = facts
+        .iter()
+        .filter(|f| f.kind != FactKind::PointerMode)
+        .filter_map(|f| side_of(f).map(|s| (*f, s)))
+        .collect();
+    if sided.is_empty() {
+        return condition_tree(facts, say);
+    }
+    let mut out = Vec::new();
+    for device in [true, false] {
+        let group: Vec<&'a Fact> = sided
+            .iter()
+            .filter(|(_, s)| *s == device)
+            .map(|(f, _)| *f)
+            .collect();
+        let tests: Vec<&'a Fact> = facts
+            .iter()
+            .copied()
+            .filter(|f| test_side(f).is_some())
+            .collect();
+        let mode = if device { "device" } else { "host" };
+        if group.is_empty() {
+            continue;
+        }
+        let drop: Vec<String> = group
+            .iter()
+            .flat_map(|f| f.conditions.iter())
+            .filter(|c| mode_side(c).is_some())
+            .cloned()
+            .collect();
+        let trimmed = without_conditions(&group, &drop);
+        let refs: Vec<&Fact> = trimmed.iter().collect();
+        let items: Vec<(String, Vec<&'a Fact>)> = say(&refs)
+            .into_iter()
+            .map(|(l, fs)| {
+                (
+                    l,
+                    fs.into_iter()
+                        .map(|r| source_of(&trimmed, &group, r))
+                        .collect(),
+                )
+            })
+            .collect();
+        let tested_at: Vec<&Fact> = tests.to_vec();
+        let heading = match tested_at.is_empty() || !out.is_empty() {
+            true => format!("In {mode} pointer mode:"),
+            false => format!(
+                "In {mode} pointer mode (tested at {}):",
+                ats_by_file(&tested_at)
+            ),
+        };
+        let lines: usize = items.iter().map(|(l, _)| l.lines().count()).sum();
+        if lines > MAX_ITEMS / 2
+            || items.iter().map(|(l, _)| l.len()).sum::<usize>() > MAX_BODY_CHARS / 3
+        {
+            // Too long for one item: each sentence says its mode.
+            out.extend(
+                items
+                    .into_iter()
+                    .map(|(l, fs)| (format!("In {mode} pointer mode, {}", lower_first(&l)), fs)),
+            );
+            continue;
+        }
+        let mut body = vec![heading];
+        let mut cited: Vec<&'a Fact> = Vec::new();
+        for (l, fs) in items {
+            for (k, line) in l.lines().enumerate() {
+                let mark = if k == 0 { "- " } else { "" };
+                body.push(format!("  {mark}{line}"));
+            }
+            cited.extend(fs);
+        }
+        if out.is_empty() {
+            cited.extend(tested_at.iter().copied());
+        }
+        out.push((body.join("\n"), cited));
+    }
+    let rest: Vec<&'a Fact> = facts
+        .iter()
+        .copied()
+        .filter(|f| test_side(f).is_none() && !sided.iter().any(|(s, _)| std::ptr::eq(*s, *f)))
+        .collect();
+    out.extend(condition_tree(&rest, say));
+    out
+}
+
+/// A sentence's first letter upper-cased (code in backticks is left as it is).
+fn upper_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// A sentence continued after a lead-in: its first letter lower-cased, unless it opens
+/// with code.
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) if f.is_ascii_uppercase() => f.to_ascii_lowercase().to_string() + c.as_str(),
+        Some(f) => f.to_string() + c.as_str(),
+        None => String::new(),
+    }
 }
 
 /// The scalars the launches of one kernel from one function pass as a pointer under
@@ -2390,7 +2557,7 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
                 .collect()
         });
         let (lead, mut stated) = factored(&pm, "Everything below is reached", |fs| {
-            condition_tree(fs, &say)
+            by_pointer_mode(fs, &say)
         });
         stated.extend(modes_set_lines(&pm));
         stated.extend(modes_set_lines(&paired_pm));
@@ -2457,20 +2624,35 @@ fn own_names_note(facts: &[&Fact], body: &str) -> Option<String> {
             fs.push(function);
         }
     }
-    let sentences: Vec<String> = by_name
+    // One sentence per set of functions: `inca`, `incb` and `incc` of rocsolver_gemm
+    // are said together. Whether a caller passes the API's own value down is not always
+    // read, so the sentence says what holds either way: they are set by the callers.
+    let mut by_functions: Vec<(Vec<&str>, Vec<&str>)> = Vec::new();
+    for (name, fs) in by_name.into_iter().filter(|(_, fs)| !fs.is_empty()) {
+        match by_functions.iter_mut().find(|(f, _)| *f == fs) {
+            Some((_, names)) => names.push(name),
+            None => by_functions.push((fs, vec![name])),
+        }
+    }
+    let sentences: Vec<String> = by_functions
         .into_iter()
-        .filter(|(_, fs)| !fs.is_empty())
-        .map(|(name, fs)| {
-            let names: Vec<String> = fs.iter().map(|f| code(f)).collect();
-            let whose = if fs.len() == 1 {
-                "that function's own parameter"
-            } else {
-                "each function's own parameter"
+        .map(|(fs, names)| {
+            let functions: Vec<String> = fs.iter().map(|f| code(f)).collect();
+            let params: Vec<String> = names.iter().map(|n| code(n)).collect();
+            let (is, them, those) = match names.len() {
+                1 => ("is", "it", "argument of that name"),
+                _ => ("are", "them", "arguments of those names"),
+            };
+            let whose = match (fs.len(), names.len()) {
+                (1, 1) => "that function's own parameter",
+                (1, _) => "that function's own parameters",
+                (_, 1) => "each function's own parameter",
+                _ => "each function's own parameters",
             };
             format!(
-                "The {} tested in {} is {whose}, not the API's argument of that name.",
-                code(name),
-                listed_all(&names)
+                "{} in {} {is} {whose}, set by the callers that pass {them}, which may differ from the API's {those}.",
+                upper_first(&listed_all(&params)),
+                listed_all(&functions)
             )
         })
         .collect();
@@ -3346,10 +3528,85 @@ mod tests {
         let note = own_names_note(&[&f], "only when n > 43 and n <= 64").unwrap();
         assert_eq!(
             note,
-            "The `n` tested in `trti2` and `trti2_run_small` is each function's own parameter, not the API's argument of that name."
+            "`n` in `trti2` and `trti2_run_small` is each function's own parameter, set by the callers that pass it, which may differ from the API's argument of that name."
         );
         // A name the answer does not say needs no note.
         assert_eq!(own_names_note(&[&f], "only when blk != 0"), None);
+    }
+
+    #[test]
+    fn a_test_of_the_pointer_mode_is_read_as_the_mode_it_asks_for() {
+        assert_eq!(
+            mode_side("handle->pointer_mode == rocblas_pointer_mode_device"),
+            Some(true)
+        );
+        assert_eq!(
+            mode_side("rocblas_pointer_mode_device == handle->pointer_mode"),
+            Some(true)
+        );
+        assert_eq!(
+            mode_side("handle->pointer_mode != rocblas_pointer_mode_device"),
+            Some(false)
+        );
+        assert_eq!(mode_side("pmode == rocblas_pointer_mode_host"), Some(false));
+        assert_eq!(
+            mode_side("not (handle->pointer_mode == rocblas_pointer_mode_host)"),
+            Some(true)
+        );
+        assert_eq!(mode_side("n <= 0 || incx <= 0"), None);
+        assert_eq!(
+            mode_side("handle->pointer_mode == rocblas_pointer_mode_host && !beta"),
+            None
+        );
+    }
+
+    #[test]
+    fn pointer_mode_answers_say_what_each_mode_runs() {
+        let test = fact(
+            FactKind::PointerMode,
+            &[(
+                "condition",
+                "handle->pointer_mode == rocblas_pointer_mode_device",
+            )],
+            &[],
+        );
+        let device = fact(
+            FactKind::RuntimeCall,
+            &[("call", "hipMemsetAsync")],
+            &["handle->pointer_mode == rocblas_pointer_mode_device"],
+        );
+        let host = fact(
+            FactKind::RuntimeCall,
+            &[("call", "hipStreamSynchronize")],
+            &["handle->pointer_mode != rocblas_pointer_mode_device"],
+        );
+        let say = sentences(|fs| {
+            fs.iter()
+                .map(|f| {
+                    (
+                        format!("calls {}{}.", slot(f, "call").unwrap(), when(f)),
+                        vec![*f],
+                    )
+                })
+                .collect()
+        });
+        let out = by_pointer_mode(&[&test, &device, &host], &say);
+        let text: Vec<&str> = out.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(text.len(), 2, "{text:?}");
+        assert!(
+            text[0].starts_with("In device pointer mode (tested at "),
+            "{}",
+            text[0]
+        );
+        assert!(text[0].contains("- calls hipMemsetAsync."), "{}", text[0]);
+        assert!(text[1].starts_with("In host pointer mode:"), "{}", text[1]);
+        assert!(
+            text[1].contains("- calls hipStreamSynchronize."),
+            "{}",
+            text[1]
+        );
+        // Every fact is cited once, the test with the first side.
+        assert_eq!(out.iter().map(|(_, fs)| fs.len()).sum::<usize>(), 3);
     }
 
     fn fact(kind: FactKind, values: &[(&str, &str)], conditions: &[&str]) -> Fact {
