@@ -1197,6 +1197,25 @@ fn launch_sentences<'a>(facts: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
             ));
             continue;
         }
+        if let Some(every) = every_combination(sites) {
+            let first = sites.iter().map(|(f, _)| f.line).min().unwrap_or(0);
+            let last = sites
+                .iter()
+                .map(|(f, _)| f.end_line.max(f.line))
+                .max()
+                .unwrap_or(0);
+            out.push((
+                format!(
+                    "{} launches {}{through} from {} sites ({}:{first}-{last}){shared}, {every}.",
+                    code(function),
+                    code(kernel),
+                    sites.len(),
+                    sites[0].0.file,
+                ),
+                sites.iter().map(|(f, _)| *f).collect(),
+            ));
+            continue;
+        }
         let each: Vec<String> = sites
             .iter()
             .map(|(f, picked)| {
@@ -1218,6 +1237,55 @@ fn launch_sentences<'a>(facts: &[&'a Fact]) -> Vec<(String, Vec<&'a Fact>)> {
         ));
     }
     out
+}
+
+/// Sibling launches that cover every combination of the values their selectors test,
+/// one site each (gemm's nine sites for `trans_a` and `trans_b`, each `none`,
+/// `transpose` or `conjugate_transpose`), said as that: nine `at ... when ...` clauses
+/// teach nothing the combination does not. `None` unless the sites are exactly the
+/// product of two or more names' values, in one file.
+fn every_combination(sites: &[(&Fact, Vec<Selector>)]) -> Option<String> {
+    let file = &sites.first()?.0.file;
+    if sites.iter().any(|(f, _)| f.file != *file) {
+        return None;
+    }
+    let mut values: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    let mut combos: BTreeSet<Vec<String>> = BTreeSet::new();
+    for (_, picked) in sites {
+        let mut combo = Vec::new();
+        for (name, test) in picked {
+            let value = test
+                .split(" == ")
+                .find(|side| side.trim() != name)?
+                .trim()
+                .to_string();
+            values.entry(name).or_default().insert(value.clone());
+            combo.push(format!("{name}={value}"));
+        }
+        combo.sort();
+        combos.insert(combo);
+    }
+    let product: usize = values.values().map(BTreeSet::len).product();
+    if values.len() < 2 || combos.len() != sites.len() || product != sites.len() {
+        return None;
+    }
+    if combos.iter().any(|c| c.len() != values.len()) {
+        return None;
+    }
+    let mut named: Vec<String> = Vec::new();
+    let mut last: Option<&BTreeSet<String>> = None;
+    for (name, vs) in &values {
+        let listed_values: Vec<String> = vs.iter().map(|v| code(v)).collect();
+        match last {
+            Some(prev) if prev == vs => named.push(format!("{} (the same values)", code(name))),
+            _ => named.push(format!("{} ({})", code(name), listed_all(&listed_values))),
+        }
+        last = Some(vs);
+    }
+    Some(format!(
+        "one for each combination of {}",
+        listed_all(&named)
+    ))
 }
 
 /// Sibling launches that a `switch` picks among by consecutive integer `case`s, said as
@@ -3532,6 +3600,31 @@ mod tests {
         );
         // A name the answer does not say needs no note.
         assert_eq!(own_names_note(&[&f], "only when blk != 0"), None);
+    }
+
+    #[test]
+    fn sites_covering_every_combination_of_two_selectors_are_said_as_that() {
+        let values = ["rocblas_operation_none", "rocblas_operation_transpose"];
+        let mut facts = Vec::new();
+        for a in values {
+            for b in values {
+                facts.push(fact(
+                    FactKind::Launch,
+                    &[],
+                    &[&format!("{a} == trans_a"), &format!("{b} == trans_b")],
+                ));
+            }
+        }
+        let sites: Vec<(&Fact, Vec<Selector>)> = facts
+            .iter()
+            .map(|f| (f, split_selectors(f).unwrap().0))
+            .collect();
+        assert_eq!(
+            every_combination(&sites).unwrap(),
+            "one for each combination of `trans_a` (`rocblas_operation_none` and `rocblas_operation_transpose`) and `trans_b` (the same values)"
+        );
+        // Three of the four: no combination to name.
+        assert_eq!(every_combination(&sites[..3]), None);
     }
 
     #[test]
