@@ -1894,6 +1894,23 @@ fn constant(name: &str) -> Option<i64> {
     looked_up(&CONSTANTS, name)
 }
 
+/// The namespace-scope constants `text` names as whole words, with their values, in
+/// the order first named (`n >= n_gemmt_threshold`: `[("n_gemmt_threshold", 1232)]`).
+pub fn constants_in(text: &str) -> Vec<(String, i64)> {
+    let mut out: Vec<(String, i64)> = Vec::new();
+    for w in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        if w.is_empty() || w.starts_with(|c: char| c.is_ascii_digit()) {
+            continue;
+        }
+        if let Some(v) = constant(w) {
+            if !out.iter().any(|(n, _)| n == w) {
+                out.push((w.to_string(), v));
+            }
+        }
+    }
+    out
+}
+
 fn enumerator(name: &str) -> Option<i64> {
     looked_up(&ENUMERATORS, name)
 }

@@ -3106,7 +3106,14 @@ fn last_dim3(name: &str, before: &str) -> Option<String> {
 /// `rocblas_evect_original`): read where a library's tree has them.
 /// Headers whose namespace-scope integer constants conditions compare with
 /// (`n_64 <= c_i32_max`, `batch_count_64 < c_i64_grid_YZ_chunk`).
-const CONSTANT_HEADERS: [&str; 1] = ["library/src/include/int64_helpers.hpp"];
+/// rocBLAS's size thresholds (`n_gemmt_threshold = 1232`) too: an answer names their
+/// values, not only their names.
+const CONSTANT_HEADERS: [&str; 4] = [
+    "library/src/include/int64_helpers.hpp",
+    "library/src/blas2/rocblas_level2_threshold.hpp",
+    "library/src/blas3/rocblas_level3_threshold.hpp",
+    "library/src/blas_ex/rocblas_blas_ex_threshold.hpp",
+];
 
 const ENUM_HEADERS: [&str; 2] = [
     "library/include/internal/rocblas-types.h",

@@ -2658,8 +2658,30 @@ fn units(af: &ApiFacts) -> Vec<Unit<'_>> {
         if let Some(note) = own_names_note(&u.facts, &u.body) {
             u.body.push_str(&format!("\n{note}"));
         }
+        if let Some(note) = constants_note(&u.body) {
+            u.body.push_str(&format!("\n{note}"));
+        }
     }
     out
+}
+
+/// A sentence giving the values of the library's named constants an answer's code
+/// spans name (`n >= n_gemmt_threshold`): the name alone leaves a reader to guess the
+/// size the test is about. Grid-chunk constants of the 64-bit forms are left out: a
+/// loop bound, not a size a caller chooses.
+fn constants_note(body: &str) -> Option<String> {
+    let spans: String = body
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let named: Vec<String> = super::eval::constants_in(&spans)
+        .into_iter()
+        .filter(|(n, _)| !n.starts_with("c_"))
+        .map(|(n, v)| format!("{} is {v}", code(&n)))
+        .collect();
+    (!named.is_empty()).then(|| format!("In these tests, {}.", listed_all(&named)))
 }
 
 /// A sentence naming the parameters the answer's conditions and launch arguments test
