@@ -2999,6 +2999,20 @@ fn variant_units<'a>(all: &[&'a ApiFacts]) -> Vec<(Vec<&'a ApiFacts>, Unit<'a>)>
                         .filter(|c| !c.starts_with("loop: ") && !ref_tests.contains(c.as_str()))
                         .map(String::as_str)
                         .collect();
+                    // The test names the way in only where every launch in those loops
+                    // passes it: asum's `_64` launcher chunks under two tests of `n_64`
+                    // and `incx_64` (rocblas_asum_nrm2_kernels_64.cpp:114-170).
+                    let looped = launches
+                        .iter()
+                        .filter(|f| f.conditions.iter().any(|c| loops.contains(&c.as_str())));
+                    let entry_tests = match looped.into_iter().all(|f| {
+                        entry_tests
+                            .iter()
+                            .all(|t| f.conditions.iter().any(|c| c == t))
+                    }) {
+                        true => entry_tests,
+                        false => Vec::new(),
+                    };
                     if let Some((function, file, (s, e))) = holder {
                         let when = match (some, entry_tests.is_empty()) {
                             (true, false) => format!(
