@@ -2681,7 +2681,12 @@ fn constants_note(body: &str) -> Option<String> {
         .filter(|(n, _)| !n.starts_with("c_"))
         .map(|(n, v)| format!("{} is {v}", code(&n)))
         .collect();
-    (!named.is_empty()).then(|| format!("In these tests, {}.", listed_all(&named)))
+    (!named.is_empty()).then(|| {
+        format!(
+            "Of the compile-time constants named above, {}.",
+            listed_all(&named)
+        )
+    })
 }
 
 /// A sentence naming the parameters the answer's conditions and launch arguments test
@@ -3636,6 +3641,19 @@ mod tests {
         );
         // A name the answer does not say needs no note.
         assert_eq!(own_names_note(&[&f], "only when blk != 0"), None);
+    }
+
+    #[test]
+    fn a_threshold_constant_named_in_code_is_given_its_value() {
+        super::super::eval::add_constants(
+            "constexpr int n_note_threshold = 1232;\nconstexpr int c_note_chunk = 8;\n",
+        );
+        assert_eq!(
+            constants_note("only when `n >= n_note_threshold`, inside `b < c_note_chunk`").unwrap(),
+            "Of the compile-time constants named above, `n_note_threshold` is 1232."
+        );
+        // Outside code spans a word is prose, not the constant.
+        assert_eq!(constants_note("n_note_threshold"), None);
     }
 
     #[test]
