@@ -102,7 +102,8 @@ fn extract(
     (root, entries, rejects)
 }
 
-const APIS: &str = "rocblas_s{scal,axpy,copy,ger,trsv,tbmv,tpmv,dgmm}";
+// sgbmv plants a stride bug; the others a bound check.
+const APIS: &str = "rocblas_s{scal,axpy,copy,ger,trsv,tbmv,tpmv,dgmm,gbmv}";
 
 #[test]
 fn right_answers_are_kept_by_extract_and_by_validate() {
