@@ -1984,17 +1984,18 @@ fn by_pointer_mode<'a>(facts: &[&'a Fact], say: &Sentences<'_>) -> Vec<(String, 
     if sided.is_empty() {
         return condition_tree(facts, say);
     }
-    let mut out = Vec::new();
+    // The tests themselves: named in the first heading and cited with its item.
+    let tests: Vec<&'a Fact> = facts
+        .iter()
+        .copied()
+        .filter(|f| test_side(f).is_some())
+        .collect();
+    let mut out: Vec<(String, Vec<&'a Fact>)> = Vec::new();
     for device in [true, false] {
         let group: Vec<&'a Fact> = sided
             .iter()
             .filter(|(_, s)| *s == device)
             .map(|(f, _)| *f)
-            .collect();
-        let tests: Vec<&'a Fact> = facts
-            .iter()
-            .copied()
-            .filter(|f| test_side(f).is_some())
             .collect();
         let mode = if device { "device" } else { "host" };
         if group.is_empty() {
@@ -2019,12 +2020,12 @@ fn by_pointer_mode<'a>(facts: &[&'a Fact], say: &Sentences<'_>) -> Vec<(String, 
                 )
             })
             .collect();
-        let tested_at: Vec<&Fact> = tests.to_vec();
-        let heading = match tested_at.is_empty() || !out.is_empty() {
+        let first = out.is_empty();
+        let heading = match tests.is_empty() || !first {
             true => format!("In {mode} pointer mode:"),
             false => format!(
                 "In {mode} pointer mode (tested at {}):",
-                ats_by_file(&tested_at)
+                ats_by_file(&tests)
             ),
         };
         let lines: usize = items.iter().map(|(l, _)| l.lines().count()).sum();
@@ -2037,6 +2038,9 @@ fn by_pointer_mode<'a>(facts: &[&'a Fact], say: &Sentences<'_>) -> Vec<(String, 
                     .into_iter()
                     .map(|(l, fs)| (format!("In {mode} pointer mode, {}", lower_first(&l)), fs)),
             );
+            if let (true, Some((_, cited))) = (first, out.first_mut()) {
+                cited.extend(tests.iter().copied());
+            }
             continue;
         }
         let mut body = vec![heading];
@@ -2048,8 +2052,8 @@ fn by_pointer_mode<'a>(facts: &[&'a Fact], say: &Sentences<'_>) -> Vec<(String, 
             }
             cited.extend(fs);
         }
-        if out.is_empty() {
-            cited.extend(tested_at.iter().copied());
+        if first {
+            cited.extend(tests.iter().copied());
         }
         out.push((body.join("\n"), cited));
     }
